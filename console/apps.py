@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ConsoleConfig(AppConfig):
+    name = "console"
+    verbose_name = "Dead Letter Office"
+    default_auto_field = "django.db.models.BigAutoField"

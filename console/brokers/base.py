@@ -1,0 +1,180 @@
+"""The adapter contract every broker implements, and the values that cross it.
+
+An adapter knows one broker's wire protocol and nothing of Django. It offers a few primitives
+(check, discover, open a capture session, publish with confirms) and declares what it can do
+as class attributes; the services and the UI read those flags instead of branching on kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, Iterable, Sequence
+
+from console.brokers.envelope import FailureEnvelope
+
+
+class BrokerError(Exception):
+    """Anything that went wrong talking to a broker.
+
+    ``permanent`` says whether trying again can help: wrong credentials or a missing queue are
+    permanent; a refused connection or a dropped channel are not.
+    """
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.permanent = permanent
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """How to reach one broker. ``password`` is the decrypted secret; never log it."""
+
+    kind: str
+    url: str
+    management_url: str = ""
+    username: str = ""
+    password: str = field(default="", repr=False)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlaceRef:
+    """Names a dead place on a broker: ``scope`` is a vhost, stream or namespace."""
+
+    name: str
+    scope: str = ""
+
+
+@dataclass
+class PlaceInfo:
+    """What discovery found about one dead place."""
+
+    name: str
+    scope: str = ""
+    kind: str = "queue"
+    discovered_by: str = "convention"  # argument, policy, binding, convention, advisory, manual
+    origins: list[str] = field(default_factory=list)
+    depth: int | None = None
+    oldest_at: datetime | None = None
+    consumers: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> PlaceRef:
+        return PlaceRef(self.name, self.scope)
+
+
+@dataclass
+class Received:
+    """One message taken from a dead place, not yet acknowledged.
+
+    ``headers`` and ``properties`` hold broker values as decoded by the client (bytes,
+    datetimes, decimals, nested tables); ``console.brokers.values`` turns them into JSON.
+    ``token`` is the adapter's handle to acknowledge it.
+    """
+
+    token: Any
+    body: bytes
+    headers: dict[str, Any]
+    properties: dict[str, Any]
+    envelope: FailureEnvelope
+    redelivered: bool = False
+    message_id: str = ""
+
+
+@dataclass
+class Outgoing:
+    """One message to publish. ``key`` is the caller's id for it (a letter id)."""
+
+    key: Any
+    destination: str
+    body: bytes
+    headers: dict[str, Any]
+    properties: dict[str, Any]
+    scope: str = ""
+
+
+@dataclass
+class PublishResult:
+    key: Any
+    ok: bool
+    error: str = ""
+
+
+class CaptureSession:
+    """Takes messages from one dead place in batches; acknowledges only what the caller
+    committed. Closing it hands every unacknowledged message back to the broker."""
+
+    def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
+        raise NotImplementedError
+
+    def ack(self, batch: Sequence[Received]) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> CaptureSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Adapter:
+    """Base of every broker adapter. Subclasses set ``kind`` and the capability flags."""
+
+    kind: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    #: Browsing leaves the message exactly as it was (no delivery count, order or loss).
+    can_peek_safely: ClassVar[bool] = False
+    #: The broker can move a whole place by itself (RabbitMQ's shovel).
+    can_move_server_side: ClassVar[bool] = False
+    #: Letters can be published to a chosen destination, not just their origin.
+    can_move_to_destination: ClassVar[bool] = True
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+
+    @classmethod
+    def capabilities(cls) -> dict[str, bool]:
+        return {
+            "peek": cls.can_peek_safely,
+            "server_side_move": cls.can_move_server_side,
+            "move": cls.can_move_to_destination,
+        }
+
+    def check(self) -> dict[str, Any]:
+        """Connect and authenticate; return facts such as ``{"version": ...}``."""
+        raise NotImplementedError
+
+    def discover(self) -> list[PlaceInfo]:
+        raise NotImplementedError
+
+    def stats(self, place: PlaceRef) -> PlaceInfo:
+        """Depth, consumers and oldest message of one place, without touching messages."""
+        raise NotImplementedError
+
+    def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
+        raise NotImplementedError
+
+    def peek(self, place: PlaceRef, limit: int) -> list[Received]:
+        raise BrokerError(f"{self.kind} cannot browse without changing messages", permanent=True)
+
+    def publish(self, messages: Iterable[Outgoing], *, window: int) -> list[PublishResult]:
+        """Publish with the broker's confirmation; a result per message, in input order.
+
+        ``ok`` is true only when the broker confirmed the message was routed and stored.
+        """
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release connections. Safe to call twice."""
+
+    def __enter__(self) -> Adapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

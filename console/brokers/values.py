@@ -1,0 +1,68 @@
+"""Broker header values <-> JSON, keeping the types JSON lacks.
+
+Strings, numbers, booleans, null, lists and tables map to themselves. Bytes, timestamps and
+decimals become one-key objects tagged ``$bytes`` (base64), ``$ts`` (ISO 8601, UTC) and
+``$decimal``; a table key that starts with ``$`` is escaped with one more ``$`` so a hostile
+header can never pass for a tag.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+_TAGS = {"$bytes", "$ts", "$decimal"}
+
+
+def to_json(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return {"$ts": value.astimezone(timezone.utc).isoformat()}
+    if isinstance(value, Decimal):
+        return {"$decimal": str(value)}
+    if isinstance(value, dict):
+        return {(f"${k}" if str(k).startswith("$") else str(k)): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    return str(value)
+
+
+def from_json(value: Any) -> Any:
+    if isinstance(value, list):
+        return [from_json(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1:
+        (tag, inner), = value.items()
+        if tag == "$bytes":
+            return base64.b64decode(inner)
+        if tag == "$ts":
+            return datetime.fromisoformat(inner)
+        if tag == "$decimal":
+            return Decimal(inner)
+    return {(k[1:] if k.startswith("$$") else k): from_json(v) for k, v in value.items()}
+
+
+def display(value: Any) -> str:
+    """A short text for tables: bytes shown as text when they decode, else as hex."""
+    if isinstance(value, dict) and len(value) == 1:
+        (tag, inner), = value.items()
+        if tag == "$bytes":
+            raw = base64.b64decode(inner)
+            try:
+                return raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return raw.hex(" ")
+        if tag in _TAGS:
+            return str(inner)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)

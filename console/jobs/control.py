@@ -1,0 +1,136 @@
+"""What every job loop shares: claiming the row, progress, pause/cancel, rate, broker waits."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from console.brokers import BrokerError
+from console.models import Job
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Stop(Exception):
+    """The job was asked to pause or cancel; raised between batches."""
+
+    def __init__(self, status: str) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def claim(job_id: int) -> Job | None:
+    """Mark the job running; None if it is finished, paused or gone."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.is_finished or job.status == Job.Status.PAUSED:
+            return None
+        job.status = Job.Status.RUNNING
+        job.started_at = job.started_at or timezone.now()
+        job.heartbeat_at = timezone.now()
+        job.error = ""
+        job.save()
+        return job
+
+
+def advance(job: Job, *, done: int = 0, failed: int = 0, skipped: int = 0, cursor: int | None = None) -> None:
+    """Add to the counters (inside the caller's transaction when there is one)."""
+    changes = {"done": F("done") + done, "failed": F("failed") + failed,
+               "skipped": F("skipped") + skipped, "heartbeat_at": timezone.now()}
+    if cursor is not None:
+        changes["cursor"] = cursor
+        job.cursor = cursor
+    Job.objects.filter(pk=job.pk).update(**changes)
+    job.done += done
+    job.failed += failed
+    job.skipped += skipped
+
+
+def checkpoint(job: Job) -> None:
+    """Between batches: stop if the operator paused or cancelled the job."""
+    flags = Job.objects.filter(pk=job.pk).values("cancel_requested", "pause_requested").first()
+    if flags is None or flags["cancel_requested"]:
+        raise Stop(Job.Status.CANCELLED)
+    if flags["pause_requested"]:
+        raise Stop(Job.Status.PAUSED)
+
+
+def finish(job: Job, status: str, message: str = "", error: str = "") -> None:
+    with transaction.atomic():
+        row = Job.objects.select_for_update().get(pk=job.pk)
+        row.status = status
+        if status != Job.Status.PAUSED:
+            row.finished_at = timezone.now()
+        row.pause_requested = False
+        if error:
+            row.error = error[:5000]
+        if message:
+            row.add_log(message)
+        row.save()
+
+
+def note(job: Job, message: str, *, status: str | None = None, error: str | None = None) -> None:
+    with transaction.atomic():
+        row = Job.objects.select_for_update().get(pk=job.pk)
+        row.add_log(message)
+        if status:
+            row.status = status
+        if error is not None:
+            row.error = error[:5000]
+        row.save()
+
+
+class Throttle:
+    """Keeps a job under its rate limit (letters per second); no limit, no sleeping."""
+
+    def __init__(self, rate: int | None) -> None:
+        self.rate = rate
+        self.started = time.monotonic()
+        self.count = 0
+
+    def batch_size(self, default: int) -> int:
+        return max(1, min(default, self.rate)) if self.rate else default
+
+    def wait(self, count: int) -> None:
+        self.count += count
+        if not self.rate:
+            return
+        ahead = self.count / self.rate - (time.monotonic() - self.started)
+        if ahead > 0:
+            time.sleep(ahead)
+
+
+def with_broker_retry(job: Job, action: Callable[[], T]) -> T:
+    """Run a broker action; while the broker is unreachable, wait (status ``waiting``) and retry.
+
+    A permanent error (bad credentials, missing queue) is raised at once. Waiting stops after
+    DLO_BROKER_WAIT_SECONDS, or when the operator cancels or pauses the job.
+    """
+    limit = getattr(settings, "DLO_BROKER_WAIT_SECONDS", 600)
+    deadline = time.monotonic() + limit
+    delay = 1.0
+    while True:
+        try:
+            result = action()
+        except BrokerError as exc:
+            if exc.permanent or time.monotonic() + delay > deadline:
+                raise
+            log.warning("job %s: broker unavailable (%s); retrying in %.0fs", job.pk, exc.message, delay)
+            note(job, f"broker unavailable, waiting: {exc.message}", status=Job.Status.WAITING, error=exc.message)
+            job.status = Job.Status.WAITING
+            time.sleep(delay)
+            checkpoint(job)
+            delay = min(delay * 2, 15.0)
+            continue
+        if job.status != Job.Status.RUNNING:
+            note(job, "broker is back, going on", status=Job.Status.RUNNING, error="")
+            job.status = Job.Status.RUNNING
+        return result

@@ -1,0 +1,42 @@
+"""Jobs that change only custody: purge (erase the body, keep a tombstone) and mark failed."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from console.jobs.control import advance, checkpoint
+from console.models import DeadLetter, Job, LetterState
+from console.services import audit
+from console.services.selection import resolve
+
+CHUNK = 2000
+
+# kind -> (states it may act on, new state, extra field changes)
+TRANSITIONS = {
+    Job.Kind.PURGE: ((LetterState.HELD, LetterState.FAILED), LetterState.PURGED,
+                     {"body": b"", "body_erased": True}),
+    Job.Kind.MARK_FAILED: ((LetterState.HELD,), LetterState.FAILED, {}),
+}
+
+
+def run_local(job: Job) -> str:
+    from_states, to_state, extra = TRANSITIONS[job.kind]
+    letters = resolve(job.selection).order_by("id")
+    while True:
+        checkpoint(job)
+        with transaction.atomic():
+            chunk = list(letters.filter(id__gt=job.cursor).values_list("id", "state")[:CHUNK])
+            if not chunk:
+                break
+            candidates = [i for i, state in chunk if state in from_states]
+            locked = DeadLetter.objects.select_for_update().filter(id__in=candidates, state__in=from_states)
+            ids = list(locked.values_list("id", flat=True))
+            DeadLetter.objects.filter(id__in=ids).update(
+                state=to_state, state_changed_at=timezone.now(), last_job=job, **extra
+            )
+            if ids:
+                audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket,
+                             job=job, letter_ids=ids, outcome=to_state)
+            advance(job, done=len(ids), skipped=len(chunk) - len(ids), cursor=chunk[-1][0])
+    return f"{job.kind}: {job.done} letters {to_state}, {job.skipped} skipped (not in a state it applies to)"

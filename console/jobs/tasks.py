@@ -1,0 +1,12 @@
+"""Celery tasks. Each is a thin shell around console.jobs.runner."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+
+@shared_task(name="console.run_job", acks_late=True, reject_on_worker_lost=True)
+def run_job(job_id: int) -> str:
+    from console.jobs.runner import run_job as run
+
+    return run(job_id)

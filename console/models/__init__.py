@@ -1,0 +1,9 @@
+"""The domain: brokers, dead places, dead letters, jobs and the audit chain."""
+
+from console.models.audit import AuditEvent
+from console.models.broker import Broker
+from console.models.job import Job
+from console.models.letter import DeadLetter, LetterState
+from console.models.place import DeadPlace, PlaceSample
+
+__all__ = ["AuditEvent", "Broker", "DeadLetter", "DeadPlace", "Job", "LetterState", "PlaceSample"]

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+
+
+class AuditEvent(models.Model):
+    """Append-only, hash-chained record of every change: who, what, why, where, which letters.
+
+    Each row's ``hash`` covers its own content and the previous row's hash, so changing or
+    removing any row breaks the chain from there on (``manage.py verify_audit``). A database
+    trigger refuses UPDATE and DELETE. Rows are written by ``console.services.audit.record``
+    in the same transaction as the change they describe.
+    """
+
+    at = models.DateTimeField(db_index=True)
+    actor_name = models.CharField(max_length=150, db_index=True)
+    action = models.CharField(max_length=50, db_index=True)
+    reason = models.TextField(blank=True)
+    ticket = models.CharField(max_length=200, blank=True)
+    job_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    broker_name = models.CharField(max_length=100, blank=True)
+    place_name = models.CharField(max_length=500, blank=True, db_index=True)
+    target = models.CharField(max_length=500, blank=True)
+    letter_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    count = models.BigIntegerField(default=0)
+    outcome = models.CharField(max_length=30, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    source_ip = models.GenericIPAddressField(null=True, blank=True)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [GinIndex(fields=["letter_ids"], name="audit_letter_ids")]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_name} {self.action}"
+
+    def content(self) -> dict:
+        """The fields the hash covers, in a fixed form."""
+        return {
+            "at": self.at.isoformat(),
+            "actor": self.actor_name,
+            "action": self.action,
+            "reason": self.reason,
+            "ticket": self.ticket,
+            "job": self.job_id,
+            "broker": self.broker_name,
+            "place": self.place_name,
+            "target": self.target,
+            "letters": list(self.letter_ids),
+            "count": self.count,
+            "outcome": self.outcome,
+            "details": self.details,
+            "ip": self.source_ip,
+        }
+
+    def compute_hash(self) -> str:
+        canonical = json.dumps(self.content(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256((self.prev_hash + canonical).encode()).hexdigest()

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from django.db import models
+
+from console import secrets
+from console.brokers import BrokerConfig
+from console.brokers.registry import KINDS
+
+
+class Broker(models.Model):
+    """A named connection to one broker. The password is kept encrypted (console.secrets)."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    kind = models.CharField(max_length=30, choices=[(k, k) for k in KINDS])
+    url = models.CharField(max_length=500, help_text="Connection URL without credentials")
+    management_url = models.CharField(max_length=500, blank=True)
+    username = models.CharField(max_length=200, blank=True)
+    password_encrypted = models.TextField(blank=True)
+    options = models.JSONField(default=dict, blank=True)
+
+    reachable = models.BooleanField(null=True, blank=True)
+    version = models.CharField(max_length=100, blank=True)
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    last_discovery_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def password(self) -> str:
+        return secrets.decrypt(self.password_encrypted)
+
+    @password.setter
+    def password(self, value: str) -> None:
+        self.password_encrypted = secrets.encrypt(value)
+
+    @property
+    def has_password(self) -> bool:
+        return bool(self.password_encrypted)
+
+    def config(self) -> BrokerConfig:
+        return BrokerConfig(
+            kind=self.kind,
+            url=self.url,
+            management_url=self.management_url,
+            username=self.username,
+            password=self.password,
+            options=dict(self.options),
+        )
+
+    def adapter(self):
+        from console.brokers import get_adapter
+
+        return get_adapter(self.config())

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Job(models.Model):
+    """A bulk action, run by Celery. This row is the truth for its progress.
+
+    The set of letters is frozen when the job is made: either explicit ids, or a filter with
+    the highest letter id that existed at preview time (``selection``). ``cursor`` is the last
+    letter id handled, so a job killed mid-way resumes where it stopped.
+    """
+
+    class Kind(models.TextChoices):
+        CAPTURE = "capture"
+        REPLAY = "replay"
+        MOVE = "move"
+        PURGE = "purge"
+        MARK_FAILED = "mark_failed"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        WAITING = "waiting"  # the broker is unreachable; the job retries
+        PAUSED = "paused"
+        CANCELLED = "cancelled"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    FINISHED = (Status.CANCELLED, Status.SUCCEEDED, Status.FAILED)
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    actor_name = models.CharField(max_length=150)
+    reason = models.TextField()
+    ticket = models.CharField(max_length=200, blank=True)
+
+    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.SET_NULL)
+    target = models.CharField(max_length=500, blank=True, help_text="Destination queue of a move")
+    selection = models.JSONField(default=dict, blank=True)
+    expected = models.BigIntegerField(default=0, help_text="How many letters the preview showed")
+    rate_limit = models.PositiveIntegerField(null=True, blank=True, help_text="Letters per second")
+
+    total = models.BigIntegerField(default=0)
+    done = models.BigIntegerField(default=0)
+    failed = models.BigIntegerField(default=0)
+    skipped = models.BigIntegerField(default=0)
+    returned = models.BigIntegerField(default=0, help_text="Replayed letters that died again")
+    cursor = models.BigIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    pause_requested = models.BooleanField(default=False)
+    log = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.kind} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def percent(self) -> int:
+        if not self.total:
+            return 100 if self.is_finished else 0
+        return min(100, int(100 * (self.done + self.failed + self.skipped) / self.total))
+
+    def add_log(self, message: str) -> None:
+        """Append a line to the log (saved by the caller)."""
+        self.log = [*self.log[-199:], {"at": timezone.now().isoformat(), "message": message}]

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+
+
+class LetterState(models.TextChoices):
+    """SAP PI's words in brackets: held [NDLV] -> replaying [TBDL/DLNG] -> replayed [DLVD];
+    held -> failed [FAIL]; held -> purged (body erased, tombstone kept)."""
+
+    HELD = "held"
+    REPLAYING = "replaying"
+    REPLAYED = "replayed"
+    FAILED = "failed"
+    PURGED = "purged"
+
+
+class DeadLetter(models.Model):
+    """One message in the console's custody, with its failure envelope.
+
+    Headers and properties are kept as JSON with the broker's types tagged (see
+    console.brokers.values); the body is kept as the exact bytes received.
+    """
+
+    place = models.ForeignKey("console.DeadPlace", on_delete=models.PROTECT, related_name="letters")
+    broker = models.ForeignKey("console.Broker", on_delete=models.PROTECT, related_name="letters")
+    state = models.CharField(max_length=16, choices=LetterState.choices, default=LetterState.HELD)
+    state_changed_at = models.DateTimeField(auto_now_add=True)
+
+    # Identity of the message as the broker gave it.
+    message_id = models.CharField(max_length=500, blank=True)
+    custody_key = models.CharField(max_length=64, help_text="Hash of id, properties, headers and body")
+    capture_acked = models.BooleanField(
+        default=True, help_text="False between committing a captured copy and the broker's ack"
+    )
+    capture_job = models.ForeignKey(
+        "console.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="captured"
+    )
+    captured_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    # The failure envelope.
+    origin_address = models.CharField(max_length=500, blank=True)
+    origin_queue = models.CharField(max_length=500, blank=True, db_index=True)
+    routing_key = models.CharField(max_length=500, blank=True)
+    reason = models.CharField(max_length=50, blank=True)
+    death_count = models.IntegerField(default=0)
+    first_failed_at = models.DateTimeField(null=True, blank=True)
+    last_failed_at = models.DateTimeField(null=True, blank=True)
+    exception_type = models.CharField(max_length=500, blank=True)
+    exception_message = models.TextField(blank=True)
+    exception_stack = models.TextField(blank=True)
+    fingerprint = models.CharField(max_length=32, blank=True, db_index=True)
+    envelope_details = models.JSONField(default=dict, blank=True)
+
+    # The message itself.
+    headers = models.JSONField(default=dict, blank=True)
+    properties = models.JSONField(default=dict, blank=True)
+    body = models.BinaryField(default=b"")
+    body_size = models.BigIntegerField(default=0)
+    body_erased = models.BooleanField(default=False)
+
+    # Replay and lineage.
+    replay_id = models.CharField(max_length=64, blank=True, help_text="Header value of the last replay")
+    replayed_to = models.CharField(max_length=500, blank=True)
+    replayed_at = models.DateTimeField(null=True, blank=True)
+    last_job = models.ForeignKey(
+        "console.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="returns",
+        help_text="The letter whose replay died again and came back as this one",
+    )
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["place", "state", "id"]),
+            models.Index(fields=["place", "custody_key"]),
+            models.Index(fields=["replay_id"], condition=~models.Q(replay_id=""), name="letter_replay_id"),
+            GinIndex(fields=["headers"], name="letter_headers_gin", opclasses=["jsonb_path_ops"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"letter {self.pk} ({self.state})"
+
+    @property
+    def body_bytes(self) -> bytes:
+        return bytes(self.body) if self.body is not None else b""

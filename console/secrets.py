@@ -1,0 +1,43 @@
+"""Encryption at rest for broker credentials (Fernet, with key rotation).
+
+Keys come from ``FIELD_ENCRYPTION_KEY`` (comma separated, first one encrypts) or its
+``_FILE`` twin; without one, a key is derived from ``SECRET_KEY``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import lru_cache
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.conf import settings
+
+
+@lru_cache(maxsize=1)
+def _fernet() -> MultiFernet:
+    keys = list(settings.FIELD_ENCRYPTION_KEYS)
+    if not keys:
+        derived = hashlib.sha256(b"dlo-field-encryption:" + settings.SECRET_KEY.encode()).digest()
+        keys = [base64.urlsafe_b64encode(derived).decode()]
+    return MultiFernet([Fernet(key.encode() if isinstance(key, str) else key) for key in keys])
+
+
+def encrypt(plain: str) -> str:
+    if not plain:
+        return ""
+    return _fernet().encrypt(plain.encode()).decode()
+
+
+def decrypt(token: str) -> str:
+    if not token:
+        return ""
+    try:
+        return _fernet().decrypt(token.encode()).decode()
+    except InvalidToken:
+        raise ValueError("a stored secret cannot be decrypted with the configured keys") from None
+
+
+def mask(secret: str) -> str:
+    """What may be shown of a secret: whether it is set, never its content."""
+    return "••••••" if secret else ""

@@ -1,0 +1,118 @@
+"""Taking captured messages into custody: store once, link returns to their replay."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.db.models import F
+
+from console.brokers import Received
+from console.brokers.values import to_json
+from console.models import DeadLetter, DeadPlace, Job
+from console.services import audit
+
+REPLAY_ID_HEADER = "x-dlo-replay-id"
+
+
+def custody_key(message: Received) -> str:
+    """Same message, same key: id, properties, headers and body."""
+    digest = hashlib.sha256()
+    digest.update(message.message_id.encode("utf-8", "surrogatepass"))
+    digest.update(json.dumps(to_json(message.properties), sort_keys=True).encode())
+    digest.update(json.dumps(to_json(message.headers), sort_keys=True).encode())
+    digest.update(message.body)
+    return digest.hexdigest()
+
+
+def _letter(place: DeadPlace, message: Received, key: str, job: Job | None) -> DeadLetter:
+    env = message.envelope
+    return DeadLetter(
+        place=place,
+        broker_id=place.broker_id,
+        message_id=message.message_id[:500],
+        custody_key=key,
+        capture_acked=False,
+        capture_job=job,
+        origin_address=env.origin_address[:500],
+        origin_queue=env.origin_queue[:500],
+        routing_key=env.routing_key[:500],
+        reason=env.reason[:50],
+        death_count=env.death_count,
+        first_failed_at=env.first_failed_at,
+        last_failed_at=env.last_failed_at,
+        exception_type=env.exception_type[:500],
+        exception_message=env.exception_message,
+        exception_stack=env.exception_stack,
+        fingerprint=env.fingerprint(),
+        envelope_details=to_json(env.details),
+        headers=to_json(message.headers),
+        properties=to_json(message.properties),
+        body=message.body,
+        body_size=len(message.body),
+    )
+
+
+@transaction.atomic
+def store_captured(place: DeadPlace, batch: Sequence[Received], *, job: Job | None, actor) -> list[int]:
+    """Commit a batch of captured messages; the caller acks them on the broker afterwards.
+
+    A redelivered message whose copy was committed but never acked (a crash between the two)
+    matches that copy instead of being stored twice. Letters carrying our replay id header
+    are linked to the letter whose replay they are, and counted against that job.
+    """
+    keys = [custody_key(m) for m in batch]
+    pending: dict[str, list[int]] = {}
+    redelivered_keys = {k for k, m in zip(keys, batch) if m.redelivered}
+    if redelivered_keys:
+        for letter_id, key in (
+            DeadLetter.objects.filter(place=place, capture_acked=False, custody_key__in=redelivered_keys)
+            .order_by("id")
+            .values_list("id", "custody_key")
+        ):
+            pending.setdefault(key, []).append(letter_id)
+
+    fresh: list[tuple[DeadLetter, Received]] = []
+    matched: list[int] = []
+    for key, message in zip(keys, batch):
+        if message.redelivered and pending.get(key):
+            matched.append(pending[key].pop(0))
+            continue
+        fresh.append((_letter(place, message, key, job), message))
+
+    _link_returns(fresh)
+    new_letters = [letter for letter, _ in fresh]
+    DeadLetter.objects.bulk_create(new_letters, batch_size=500)
+    new_ids = [letter.id for letter in new_letters]
+    if new_ids:
+        audit.record(
+            "capture", actor=actor, job=job, place=place, letter_ids=new_ids, outcome="stored",
+            details={"already_in_custody": len(matched)} if matched else None,
+        )
+    return new_ids + matched
+
+
+def _link_returns(fresh: list[tuple[DeadLetter, Received]]) -> None:
+    by_replay_id: dict[str, list[DeadLetter]] = {}
+    for letter, message in fresh:
+        rid = message.headers.get(REPLAY_ID_HEADER)
+        if isinstance(rid, bytes):
+            rid = rid.decode("utf-8", "replace")
+        if rid:
+            by_replay_id.setdefault(str(rid), []).append(letter)
+    if not by_replay_id:
+        return
+    parents = DeadLetter.objects.filter(replay_id__in=list(by_replay_id)).values("id", "replay_id", "last_job_id")
+    for parent in parents:
+        for letter in by_replay_id[parent["replay_id"]]:
+            letter.parent_id = parent["id"]
+        if parent["last_job_id"]:
+            Job.objects.filter(id=parent["last_job_id"]).update(
+                returned=F("returned") + len(by_replay_id[parent["replay_id"]])
+            )
+
+
+def mark_acked(letter_ids: Sequence[int]) -> None:
+    DeadLetter.objects.filter(id__in=list(letter_ids), capture_acked=False).update(capture_acked=True)

@@ -1,0 +1,162 @@
+"""Making, pausing, resuming and cancelling jobs. Running them is console.jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from console.models import DeadPlace, Job
+from console.services import audit
+from console.services.audit import Actor, actor_name, actor_user
+from console.services.selection import SelectionError, arrived_since, freeze, resolve
+
+
+class JobError(ValueError):
+    """A job request the console refuses, with a message for the operator."""
+
+
+def _enqueue(job: Job) -> None:
+    from console.jobs.tasks import run_job
+
+    transaction.on_commit(lambda: run_job.delay(job.pk))
+
+
+def _require_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise JobError("a reason is required")
+    return reason
+
+
+@transaction.atomic
+def do_capture(place: DeadPlace, *, actor: Actor, reason: str, limit: int | None = None) -> Job:
+    """Take the messages in a dead place into custody (they leave the broker once stored)."""
+    reason = _require_reason(reason)
+    if limit is not None and limit < 1:
+        raise JobError("limit must be at least 1")
+    job = Job.objects.create(
+        kind=Job.Kind.CAPTURE, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason,
+        place=place, selection={"limit": limit} if limit else {}, expected=place.depth or 0,
+        total=limit or place.depth or 0,
+    )
+    audit.record("job.requested", actor=actor, reason=reason, job=job, place=place, count=job.total,
+                 details={"kind": job.kind, "limit": limit})
+    _enqueue(job)
+    return job
+
+
+@transaction.atomic
+def do_letters_job(
+    kind: str,
+    *,
+    actor: Actor,
+    reason: str,
+    ids: list[int] | None = None,
+    filter: dict[str, Any] | None = None,
+    target: str = "",
+    ticket: str = "",
+    rate_limit: int | None = None,
+) -> Job:
+    """A replay, move, purge or mark-failed job on a frozen set of letters."""
+    if kind not in (Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED):
+        raise JobError(f"unknown action {kind!r}")
+    reason = _require_reason(reason)
+    target = (target or "").strip()
+    if kind == Job.Kind.MOVE and not target:
+        raise JobError("a move needs a target queue")
+    if kind != Job.Kind.MOVE and target:
+        raise JobError("only a move takes a target")
+    if rate_limit is not None and rate_limit < 1:
+        raise JobError("rate_limit must be at least 1 letter per second")
+    try:
+        selection = freeze(ids=ids, filter=filter)
+        letters = resolve(selection)
+    except SelectionError as exc:
+        raise JobError(str(exc)) from None
+    count = letters.count()
+    if count == 0:
+        raise JobError("no letters match this selection")
+    if kind == Job.Kind.MOVE:
+        brokers = set(letters.values_list("broker_id", flat=True).distinct()[:2])
+        if len(brokers) > 1:
+            raise JobError("a move takes letters from one broker at a time")
+    job = Job.objects.create(
+        kind=kind, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason, ticket=ticket,
+        target=target, selection=selection, expected=count, total=count, rate_limit=rate_limit,
+    )
+    audit.record(
+        "job.requested", actor=actor, reason=reason, ticket=ticket, job=job, target=target,
+        letter_ids=selection.get("ids", []), count=count,
+        details={"kind": kind, "filter": selection.get("filter"), "max_id": selection.get("max_id"),
+                 "rate_limit": rate_limit},
+    )
+    _enqueue(job)
+    return job
+
+
+def preview(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None, sample: int = 5) -> dict:
+    """What a job on this selection would touch: count, per-origin counts, a sample."""
+    from django.db.models import Count
+
+    try:
+        selection = freeze(ids=ids, filter=filter)
+        letters = resolve(selection)
+    except SelectionError as exc:
+        raise JobError(str(exc)) from None
+    by_origin = list(
+        letters.values("broker__name", "origin_queue").annotate(count=Count("id")).order_by("-count")[:50]
+    )
+    return {
+        "selection": selection,
+        "count": letters.count(),
+        "by_origin": by_origin,
+        "sample": list(letters.order_by("id").values_list("id", flat=True)[:sample]),
+        "arrived_since": arrived_since(selection),
+    }
+
+
+@transaction.atomic
+def do_cancel_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
+    """Ask the job to stop after its current batch; a queued or paused job stops at once."""
+    job = Job.objects.select_for_update().get(pk=job.pk)
+    if job.is_finished:
+        raise JobError(f"job {job.pk} has already ended ({job.status})")
+    job.cancel_requested = True
+    if job.status in (Job.Status.QUEUED, Job.Status.PAUSED):
+        from django.utils import timezone
+
+        job.status = Job.Status.CANCELLED
+        job.finished_at = timezone.now()
+        job.add_log(f"cancelled by {actor_name(actor)} before it ran further")
+    job.save()
+    audit.record("job.cancel", actor=actor, reason=reason, job=job, count=job.done)
+    return job
+
+
+@transaction.atomic
+def do_pause_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
+    job = Job.objects.select_for_update().get(pk=job.pk)
+    if job.is_finished or job.status == Job.Status.PAUSED:
+        raise JobError(f"job {job.pk} is {job.status}: it cannot be paused")
+    job.pause_requested = True
+    if job.status == Job.Status.QUEUED:
+        job.status = Job.Status.PAUSED
+    job.save()
+    audit.record("job.pause", actor=actor, reason=reason, job=job)
+    return job
+
+
+@transaction.atomic
+def do_resume_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
+    """Go on with a paused job (or one whose worker died) from its cursor."""
+    job = Job.objects.select_for_update().get(pk=job.pk)
+    if job.is_finished:
+        raise JobError(f"job {job.pk} has already ended ({job.status})")
+    job.pause_requested = False
+    job.status = Job.Status.QUEUED
+    job.add_log(f"resumed by {actor_name(actor)}")
+    job.save()
+    audit.record("job.resume", actor=actor, reason=reason, job=job)
+    _enqueue(job)
+    return job

@@ -1,0 +1,116 @@
+"""Letter filters, and the frozen selections that jobs act on.
+
+A filter is a plain dict of the query parameters the pages and the API accept; freezing it
+records the highest letter id that existed when the operator looked, so "all N matching" means
+those letters, not the ones that arrived since.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.utils.dateparse import parse_datetime
+
+from console.models import DeadLetter
+
+FILTER_KEYS = (
+    "place", "broker", "state", "origin", "reason", "exception", "fingerprint",
+    "header", "header_value", "q", "since", "until",
+)
+
+
+class SelectionError(ValueError):
+    """A filter or selection the console cannot act on."""
+
+
+def _datetime(value: str, name: str) -> datetime:
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise SelectionError(f"{name} must be an ISO 8601 date and time, got {value!r}")
+    return parsed
+
+
+def clean_filter(params: dict[str, Any]) -> dict[str, str]:
+    """Keep the known, non-empty filter keys, as strings."""
+    cleaned = {}
+    for key in FILTER_KEYS:
+        value = params.get(key)
+        if value not in (None, ""):
+            cleaned[key] = str(value)
+    return cleaned
+
+
+def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> QuerySet:
+    """Letters matching a filter. Text in the body is matched byte for byte (UTF-8)."""
+    qs = DeadLetter.objects.all() if queryset is None else queryset
+    f = clean_filter(params)
+    try:
+        if "place" in f:
+            qs = qs.filter(place_id=int(f["place"]))
+        if "broker" in f:
+            qs = qs.filter(broker_id=int(f["broker"]))
+    except ValueError:
+        raise SelectionError("place and broker are numeric ids") from None
+    if "state" in f:
+        qs = qs.filter(state__in=f["state"].split(","))
+    if "origin" in f:
+        qs = qs.filter(Q(origin_queue=f["origin"]) | Q(origin_address=f["origin"]))
+    if "reason" in f:
+        qs = qs.filter(reason=f["reason"])
+    if "exception" in f:
+        qs = qs.filter(exception_type=f["exception"])
+    if "fingerprint" in f:
+        qs = qs.filter(fingerprint=f["fingerprint"])
+    if "header" in f:
+        if "header_value" in f:
+            qs = qs.filter(headers__contains={f["header"]: f["header_value"]})
+        else:
+            qs = qs.filter(headers__has_key=f["header"])
+    elif "header_value" in f:
+        raise SelectionError("header_value needs header (the header's name)")
+    if "q" in f:
+        needle = f["q"].encode("utf-8")
+        qs = qs.extra(where=["position(%s::bytea in body) > 0"], params=[needle])
+    if "since" in f:
+        qs = qs.filter(captured_at__gte=_datetime(f["since"], "since"))
+    if "until" in f:
+        qs = qs.filter(captured_at__lt=_datetime(f["until"], "until"))
+    return qs
+
+
+def freeze(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The selection a job keeps: explicit ids, or a filter bounded by today's highest id."""
+    if ids is not None and filter is not None:
+        raise SelectionError("give either letters (ids) or a filter, not both")
+    if ids is not None:
+        try:
+            clean_ids = sorted({int(i) for i in ids})
+        except (TypeError, ValueError):
+            raise SelectionError("letters must be a list of numeric ids") from None
+        if not clean_ids:
+            raise SelectionError("no letters selected")
+        return {"ids": clean_ids}
+    if filter is None:
+        raise SelectionError("give letters (ids) or a filter")
+    cleaned = clean_filter(filter)
+    filter_letters(cleaned)  # validates
+    max_id = DeadLetter.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    return {"filter": cleaned, "max_id": max_id}
+
+
+def resolve(selection: dict[str, Any]) -> QuerySet:
+    """The letters a frozen selection names (whatever their state now)."""
+    if "ids" in selection:
+        return DeadLetter.objects.filter(id__in=selection["ids"])
+    if "filter" in selection:
+        return filter_letters(selection["filter"]).filter(id__lte=selection.get("max_id", 0))
+    raise SelectionError("a selection holds ids or a filter")
+
+
+def arrived_since(selection: dict[str, Any]) -> int:
+    """Letters matching a frozen filter that arrived after it was frozen."""
+    if "filter" not in selection:
+        return 0
+    return filter_letters(selection["filter"]).filter(id__gt=selection.get("max_id", 0)).count()
