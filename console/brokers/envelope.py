@@ -13,7 +13,7 @@ _VOLATILE = [
     (re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"), "<uuid>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>"),
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?"), "<time>"),
-    (re.compile(r"\b\d+(\.\d+)?\b"), "<n>"),
+    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),  # ids and amounts inside words too: ORD-123, 30s
     (re.compile(r"'[^']*'|\"[^\"]*\""), "<str>"),
     (re.compile(r"\s+"), " "),
 ]

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F
 
 from console.brokers import Received
+from console.brokers.frameworks import enrich
 from console.brokers.values import to_json
 from console.models import DeadLetter, DeadPlace, Job
 from console.services import audit
@@ -28,7 +29,7 @@ def custody_key(message: Received) -> str:
 
 
 def _letter(place: DeadPlace, message: Received, key: str, job: Job | None) -> DeadLetter:
-    env = message.envelope
+    env = enrich(message.envelope, message.headers)
     return DeadLetter(
         place=place,
         broker_id=place.broker_id,

@@ -35,6 +35,9 @@ def do_capture(place: DeadPlace, *, actor: Actor, reason: str, limit: int | None
     reason = _require_reason(reason)
     if limit is not None and limit < 1:
         raise JobError("limit must be at least 1")
+    busy = Job.objects.filter(kind=Job.Kind.CAPTURE, place=place).exclude(status__in=Job.FINISHED).first()
+    if busy is not None:
+        raise JobError(f"job {busy.pk} is already capturing {place}; wait for it or cancel it")
     job = Job.objects.create(
         kind=Job.Kind.CAPTURE, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason,
         place=place, selection={"limit": limit} if limit else {}, expected=place.depth or 0,
