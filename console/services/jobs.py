@@ -98,6 +98,30 @@ def do_letters_job(
     return job
 
 
+def do_replay(*, actor: Actor, reason: str, ids=None, filter=None, ticket: str = "", rate_limit=None) -> Job:
+    """Replay letters to the subscription each one died in."""
+    return do_letters_job(Job.Kind.REPLAY, actor=actor, reason=reason, ids=ids, filter=filter,
+                          ticket=ticket, rate_limit=rate_limit)
+
+
+def do_move(*, target: str, actor: Actor, reason: str, ids=None, filter=None, ticket: str = "",
+            rate_limit=None) -> Job:
+    """Publish letters to a chosen queue instead of their origin."""
+    return do_letters_job(Job.Kind.MOVE, actor=actor, reason=reason, ids=ids, filter=filter, target=target,
+                          ticket=ticket, rate_limit=rate_limit)
+
+
+def do_purge(*, actor: Actor, reason: str, ids=None, filter=None, ticket: str = "") -> Job:
+    """Erase letters' bodies, keeping a tombstone with the envelope."""
+    return do_letters_job(Job.Kind.PURGE, actor=actor, reason=reason, ids=ids, filter=filter, ticket=ticket)
+
+
+def do_mark_failed(*, actor: Actor, reason: str, ids=None, filter=None, ticket: str = "") -> Job:
+    """Give letters up for good [SAP's FAIL]: kept for the retention period, never replayed."""
+    return do_letters_job(Job.Kind.MARK_FAILED, actor=actor, reason=reason, ids=ids, filter=filter,
+                          ticket=ticket)
+
+
 def preview(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None, sample: int = 5) -> dict:
     """What a job on this selection would touch: count, per-origin counts, a sample."""
     from django.db.models import Count

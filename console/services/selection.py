@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import BinaryField, F, Func, IntegerField, Q, QuerySet, Value
 from django.utils.dateparse import parse_datetime
 
 from console.models import DeadLetter
@@ -19,6 +19,17 @@ FILTER_KEYS = (
     "place", "broker", "state", "origin", "reason", "exception", "fingerprint",
     "header", "header_value", "q", "since", "until",
 )
+
+
+class BytesPosition(Func):
+    """PostgreSQL's ``position(needle in body)`` on bytea: 0 when the body lacks the bytes."""
+
+    function = "position"
+    arg_joiner = " in "
+    output_field = IntegerField()
+
+    def __init__(self, needle: bytes) -> None:
+        super().__init__(Value(needle, output_field=BinaryField()), F("body"))
 
 
 class SelectionError(ValueError):
@@ -71,8 +82,7 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
     elif "header_value" in f:
         raise SelectionError("header_value needs header (the header's name)")
     if "q" in f:
-        needle = f["q"].encode("utf-8")
-        qs = qs.extra(where=["position(%s::bytea in body) > 0"], params=[needle])
+        qs = qs.alias(body_match=BytesPosition(f["q"].encode("utf-8"))).filter(body_match__gt=0)
     if "since" in f:
         qs = qs.filter(captured_at__gte=_datetime(f["since"], "since"))
     if "until" in f:

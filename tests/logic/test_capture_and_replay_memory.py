@@ -139,3 +139,15 @@ def test_a_job_needs_a_reason(memory_broker, operator):
     _capture(broker, operator)
     with pytest.raises(JobError, match="reason"):
         do_letters_job("replay", actor=operator, reason="  ", filter={})
+
+
+def test_body_text_filter_matches_bytes_anywhere_in_the_body(memory_broker, operator):
+    from console.services.selection import filter_letters
+
+    fake, broker = memory_broker
+    fake.queue("orders")
+    for body in (b'{"sku": "A-1"}', b"\xff\xfe binary A-1", b"nothing here"):
+        fake.queue("orders.dlq").append(Message(body, {"x-origin-queue": "orders"}))
+    _capture(broker, operator)
+    assert filter_letters({"q": "A-1"}).count() == 2
+    assert filter_letters({"q": "é"}).count() == 0
