@@ -132,7 +132,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE = {
+    "check-brokers": {"task": "console.check_brokers", "schedule": env_int("DLO_CHECK_SECONDS", 60)},
+    "sample-places": {"task": "console.sample_places", "schedule": env_int("DLO_SAMPLE_SECONDS", 60)},
+}
 
 # How many letters a capture or replay moves per database transaction / confirm window.
 DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 500)

@@ -10,3 +10,17 @@ def run_job(job_id: int) -> str:
     from console.jobs.runner import run_job as run
 
     return run(job_id)
+
+
+@shared_task(name="console.check_brokers")
+def check_brokers() -> dict:
+    from console.jobs.periodic import check_brokers as check
+
+    return check()
+
+
+@shared_task(name="console.sample_places")
+def sample_places() -> int:
+    from console.jobs.periodic import sample_places as sample
+
+    return sample()

@@ -1,0 +1,77 @@
+"""Periodic work scheduled by Celery beat: broker health and place samples for the charts.
+
+Neither changes a letter, a queue or a setting, so neither writes audit rows.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from console.brokers import BrokerError
+from console.models import Broker, DeadLetter, DeadPlace, LetterState, PlaceSample
+from console.services.brokers import check_broker
+
+log = logging.getLogger(__name__)
+
+
+def check_brokers() -> dict[str, bool]:
+    """Connect to every broker and record whether it answered."""
+    results = {}
+    for broker in Broker.objects.all():
+        try:
+            check_broker(broker)
+            results[broker.name] = True
+        except BrokerError as exc:
+            log.warning("broker %s unreachable: %s", broker.name, exc.message)
+            results[broker.name] = False
+        except ValueError as exc:  # a secret that no configured key decrypts
+            log.error("broker %s: %s", broker.name, exc)
+            results[broker.name] = False
+    return results
+
+
+def sample_places() -> int:
+    """One PlaceSample per place: depth on the broker, letters held, arrivals since last time."""
+    now = timezone.now()
+    samples = []
+    for broker in Broker.objects.prefetch_related("places"):
+        places = [p for p in broker.places.all() if not p.gone]
+        if not places:
+            continue
+        depths = _depths(broker, places)
+        last = {
+            row["place_id"]: row["at"]
+            for row in PlaceSample.objects.filter(place__in=places).order_by("place_id", "-at")
+            .distinct("place_id").values("place_id", "at")
+        }
+        counts = DeadLetter.objects.filter(place__in=places).values("place_id").annotate(
+            held=Count("id", filter=Q(state=LetterState.HELD)),
+        )
+        held = {row["place_id"]: row["held"] for row in counts}
+        for place in places:
+            since = last.get(place.pk)
+            arrivals = DeadLetter.objects.filter(place=place, captured_at__gt=since).count() if since else 0
+            samples.append(PlaceSample(place=place, at=now, depth=depths.get(place.pk),
+                                       held=held.get(place.pk, 0), arrivals=arrivals))
+    PlaceSample.objects.bulk_create(samples)
+    return len(samples)
+
+
+def _depths(broker: Broker, places: list[DeadPlace]) -> dict[int, int | None]:
+    depths: dict[int, int | None] = {}
+    try:
+        with broker.adapter() as adapter:
+            for place in places:
+                info = adapter.stats(place.ref)
+                depths[place.pk] = info.depth
+                DeadPlace.objects.filter(pk=place.pk).update(
+                    depth=info.depth, consumers=info.consumers, oldest_at=info.oldest_at,
+                    last_seen_at=timezone.now(),
+                )
+    except BrokerError as exc:
+        log.warning("sampling %s: %s", broker.name, exc.message)
+        Broker.objects.filter(pk=broker.pk).update(reachable=False, last_error=exc.message)
+    return depths
