@@ -135,10 +135,15 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BEAT_SCHEDULE = {
     "check-brokers": {"task": "console.check_brokers", "schedule": env_int("DLO_CHECK_SECONDS", 60)},
     "sample-places": {"task": "console.sample_places", "schedule": env_int("DLO_SAMPLE_SECONDS", 60)},
+    "resume-stale-jobs": {"task": "console.resume_stale_jobs", "schedule": 60},
 }
 
 # How many letters a capture or replay moves per database transaction / confirm window.
 DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 500)
+# A running job not heard of for this long lost its worker; the periodic task resumes it.
+DLO_JOB_STALE_SECONDS = env_int("DLO_JOB_STALE_SECONDS", 120)
+# How long a job waits for an unreachable broker before it fails.
+DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
 
 LOGGING = {
     "version": 1,

@@ -27,12 +27,24 @@ class Stop(Exception):
         self.status = status
 
 
+def is_stale(job: Job) -> bool:
+    """A running job whose worker has not been heard of for a while: it died."""
+    if job.heartbeat_at is None:
+        return True
+    age = (timezone.now() - job.heartbeat_at).total_seconds()
+    return age > settings.DLO_JOB_STALE_SECONDS
+
+
 def claim(job_id: int) -> Job | None:
-    """Mark the job running; None if it is finished, paused or gone."""
+    """Mark the job running; None if it is finished, paused, gone, or alive in another worker."""
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.is_finished or job.status == Job.Status.PAUSED:
             return None
+        if job.status in (Job.Status.RUNNING, Job.Status.WAITING) and not is_stale(job):
+            return None
+        if job.status != Job.Status.QUEUED:
+            job.add_log("resumed after its worker stopped")
         job.status = Job.Status.RUNNING
         job.started_at = job.started_at or timezone.now()
         job.heartbeat_at = timezone.now()
@@ -81,6 +93,7 @@ def note(job: Job, message: str, *, status: str | None = None, error: str | None
     with transaction.atomic():
         row = Job.objects.select_for_update().get(pk=job.pk)
         row.add_log(message)
+        row.heartbeat_at = timezone.now()
         if status:
             row.status = status
         if error is not None:
@@ -114,7 +127,7 @@ def with_broker_retry(job: Job, action: Callable[[], T]) -> T:
     A permanent error (bad credentials, missing queue) is raised at once. Waiting stops after
     DLO_BROKER_WAIT_SECONDS, or when the operator cancels or pauses the job.
     """
-    limit = getattr(settings, "DLO_BROKER_WAIT_SECONDS", 600)
+    limit = settings.DLO_BROKER_WAIT_SECONDS
     deadline = time.monotonic() + limit
     delay = 1.0
     while True:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -75,3 +76,21 @@ def _depths(broker: Broker, places: list[DeadPlace]) -> dict[int, int | None]:
         log.warning("sampling %s: %s", broker.name, exc.message)
         Broker.objects.filter(pk=broker.pk).update(reachable=False, last_error=exc.message)
     return depths
+
+
+def resume_stale_jobs() -> list[int]:
+    """Queue again the jobs whose worker died (a running job with an old heartbeat) and the
+    queued jobs whose task message was lost. Claiming is guarded, so a job still alive in
+    another worker is left alone."""
+    from console.jobs.control import is_stale
+    from console.jobs.tasks import run_job
+    from console.models import Job
+
+    stale_before = timezone.now() - timezone.timedelta(seconds=settings.DLO_JOB_STALE_SECONDS)
+    candidates = Job.objects.filter(
+        Q(status__in=[Job.Status.RUNNING, Job.Status.WAITING]) | Q(status=Job.Status.QUEUED, created_at__lt=stale_before)
+    )
+    resumed = [job.pk for job in candidates if job.status == Job.Status.QUEUED or is_stale(job)]
+    for job_id in resumed:
+        run_job.delay(job_id)
+    return resumed

@@ -24,3 +24,10 @@ def sample_places() -> int:
     from console.jobs.periodic import sample_places as sample
 
     return sample()
+
+
+@shared_task(name="console.resume_stale_jobs")
+def resume_stale_jobs() -> list:
+    from console.jobs.periodic import resume_stale_jobs as resume
+
+    return resume()

@@ -1,0 +1,55 @@
+"""A job whose worker died mid-way resumes from its cursor; a live one is not run twice."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from console.brokers.memory.adapter import Message
+from console.jobs.control import claim
+from console.jobs.runner import run_job
+from console.models import DeadLetter, Job
+from console.services.brokers import do_discover
+from console.services.jobs import do_capture, do_replay
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def held_letters(memory_broker, operator):
+    fake, broker = memory_broker
+    fake.queue("orders")
+    for i in range(5):
+        fake.queue("orders.dlq").append(Message(b"%d" % i, {"x-origin-queue": "orders"}))
+    (place,) = do_discover(broker, actor=operator)
+    run_job(do_capture(place, actor=operator, reason="r").pk)
+    return fake, list(DeadLetter.objects.order_by("id"))
+
+
+def test_a_running_job_with_a_fresh_heartbeat_is_not_claimed_twice(held_letters, operator):
+    job = do_replay(actor=operator, reason="r", ids=[held_letters[1][0].id])
+    assert claim(job.pk) is not None
+    assert claim(job.pk) is None
+
+
+def test_a_job_killed_mid_replay_resumes_and_republishes_with_the_same_replay_id(held_letters, operator, settings):
+    fake, letters = held_letters
+    settings.DLO_BATCH_SIZE = 2
+    job = do_replay(actor=operator, reason="r", ids=[l.id for l in letters])
+    # The worker published the first batch (confirmed) and died before recording it.
+    claim(job.pk)
+    for letter in letters[:2]:
+        letter.replay_id = f"rid-{letter.id}"
+        letter.state = "replaying"
+        letter.last_job = job
+        letter.save()
+        fake.queue("orders").append(Message(letter.body_bytes, {"x-dlo-replay-id": letter.replay_id}))
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+
+    assert run_job(job.pk) == "succeeded"
+    delivered = [m.headers["x-dlo-replay-id"] for m in fake.queue("orders")]
+    assert len(delivered) == 7  # two duplicates, at most one batch, carrying the same ids
+    assert delivered.count(f"rid-{letters[0].id}") == 2
+    assert set(DeadLetter.objects.values_list("state", flat=True)) == {"replayed"}
