@@ -1,0 +1,18 @@
+# The two commands a newcomer needs (README.md):
+#   make run    installs what is missing and starts the console with a demo account and letters
+#   make test   runs the tests (extra pytest arguments: make test ARGS="-k replay")
+.PHONY: run test bootstrap services
+
+ARGS ?=
+
+run:
+	scripts/run
+
+test:
+	scripts/test $(ARGS)
+
+bootstrap:
+	scripts/bootstrap
+
+services:
+	scripts/services
