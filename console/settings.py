@@ -121,6 +121,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Triage, replay, move, purge and audit dead letters across brokers.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Brokers and jobs both have a "kind": name the two enums apart.
+    "ENUM_NAME_OVERRIDES": {
+        "BrokerKindEnum": "console.brokers.registry.KINDS",
+        "JobKindEnum": "console.models.job.Job.Kind",
+    },
 }
 
 # Celery: a real worker in every mode. Without CELERY_BROKER_URL, kombu's filesystem

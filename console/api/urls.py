@@ -1,1 +1,32 @@
-urlpatterns: list = []
+"""Routes of the REST API under ``/api/``. Every route requires an authenticated user."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.permissions import IsAuthenticated
+
+from console.api import audit, brokers, jobs, letters, places
+
+# drf-spectacular serves its schema to anyone unless told otherwise.
+_signed_in = [IsAuthenticated]
+
+urlpatterns = [
+    path("brokers/", brokers.BrokerList.as_view(), name="api-brokers"),
+    path("brokers/<int:broker_id>/", brokers.BrokerDetail.as_view(), name="api-broker"),
+    path("brokers/<int:broker_id>/discover/", brokers.BrokerDiscover.as_view(), name="api-broker-discover"),
+    path("places/", places.PlaceList.as_view(), name="api-places"),
+    path("places/<int:place_id>/", places.PlaceDetail.as_view(), name="api-place"),
+    path("places/<int:place_id>/capture/", places.PlaceCapture.as_view(), name="api-place-capture"),
+    path("letters/", letters.LetterList.as_view(), name="api-letters"),
+    path("letters/<int:letter_id>/", letters.LetterDetail.as_view(), name="api-letter"),
+    path("jobs/", jobs.JobList.as_view(), name="api-jobs"),
+    path("jobs/preview/", jobs.JobPreview.as_view(), name="api-jobs-preview"),
+    path("jobs/<int:job_id>/", jobs.JobDetail.as_view(), name="api-job"),
+    path("jobs/<int:job_id>/cancel/", jobs.JobCancel.as_view(), name="api-job-cancel"),
+    path("jobs/<int:job_id>/pause/", jobs.JobPause.as_view(), name="api-job-pause"),
+    path("jobs/<int:job_id>/resume/", jobs.JobResume.as_view(), name="api-job-resume"),
+    path("audit/", audit.AuditList.as_view(), name="api-audit"),
+    path("audit/verify/", audit.AuditVerify.as_view(), name="api-audit-verify"),
+    path("schema/", SpectacularAPIView.as_view(permission_classes=_signed_in), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=_signed_in),
+         name="api-docs"),
+]

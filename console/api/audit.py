@@ -1,0 +1,106 @@
+"""``/api/audit/``: the audit trail, newest first, and a check of its hash chain."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.api.keyset import NewestFirstPagination
+from console.models import AuditEvent
+from console.services.audit import verify_chain
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor_name")
+    job = serializers.IntegerField(source="job_id", allow_null=True)
+    broker = serializers.CharField(source="broker_name")
+    place = serializers.CharField(source="place_name")
+    letter_ids = serializers.ListField(child=serializers.IntegerField())
+
+    class Meta:
+        model = AuditEvent
+        fields = [
+            "id", "at", "actor", "action", "reason", "ticket", "job", "broker", "place", "target",
+            "letter_ids", "count", "outcome", "details", "source_ip", "prev_hash", "hash",
+        ]
+        read_only_fields = fields
+
+
+class ChainReportSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    checked = serializers.IntegerField(help_text="Events whose hash and link held")
+    broken_at = serializers.IntegerField(allow_null=True, help_text="First event that does not hold")
+    problem = serializers.CharField(allow_blank=True)
+
+
+def _number(params, name: str) -> int | None:
+    value = params.get(name)
+    if not value:
+        return None
+    if not value.isdigit():
+        raise ValidationError({name: "must be a numeric id"})
+    return int(value)
+
+
+def _moment(params, name: str):
+    value = params.get(name)
+    if not value:
+        return None
+    moment = parse_datetime(value)
+    if moment is None:
+        raise ValidationError({name: f"must be an ISO 8601 date and time, got {value!r}"})
+    return moment
+
+
+def filter_events(params) -> QuerySet:
+    """Audit events matching the query parameters the list accepts."""
+    events = AuditEvent.objects.all()
+    for param, field in (("actor", "actor_name"), ("action", "action"), ("place", "place_name")):
+        if params.get(param):
+            events = events.filter(**{field: params[param]})
+    if (job := _number(params, "job")) is not None:
+        events = events.filter(job_id=job)
+    if (letter := _number(params, "letter")) is not None:
+        events = events.filter(letter_ids__contains=[letter])
+    if (since := _moment(params, "since")) is not None:
+        events = events.filter(at__gte=since)
+    if (until := _moment(params, "until")) is not None:
+        events = events.filter(at__lt=until)
+    return events
+
+
+class AuditList(generics.ListAPIView):
+    """Audit events, newest first."""
+
+    serializer_class = AuditEventSerializer
+    pagination_class = NewestFirstPagination
+
+    @extend_schema(parameters=[
+        OpenApiParameter("actor", OpenApiTypes.STR, description="User name"),
+        OpenApiParameter("action", OpenApiTypes.STR, description="e.g. replay, capture, job.requested"),
+        OpenApiParameter("place", OpenApiTypes.STR, description="Dead place name"),
+        OpenApiParameter("job", OpenApiTypes.INT, description="Job id"),
+        OpenApiParameter("letter", OpenApiTypes.INT, description="Events that name this letter id"),
+        OpenApiParameter("since", OpenApiTypes.DATETIME, description="At or after"),
+        OpenApiParameter("until", OpenApiTypes.DATETIME, description="Before"),
+    ])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet:
+        return filter_events(self.request.query_params)
+
+
+class AuditVerify(APIView):
+    @extend_schema(responses=ChainReportSerializer)
+    def get(self, request):
+        report = verify_chain()
+        return Response(ChainReportSerializer(
+            {"ok": report.ok, "checked": report.checked, "broken_at": report.broken_at, "problem": report.problem}
+        ).data)

@@ -1,0 +1,157 @@
+"""``/api/jobs/``: start replay, move, purge and mark-failed jobs, preview them, follow and steer them."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.api.errors import ErrorSerializer, refused
+from console.api.keyset import NewestFirstPagination
+from console.models import Job
+from console.services.jobs import (
+    JobError,
+    do_cancel_job,
+    do_letters_job,
+    do_pause_job,
+    do_resume_job,
+    preview,
+)
+from console.services.selection import FILTER_KEYS
+
+LETTER_ACTIONS = [Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED]
+
+
+class JobSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor_name", read_only=True)
+    percent = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id", "kind", "status", "actor", "reason", "ticket", "place", "target", "selection",
+            "expected", "rate_limit", "total", "done", "failed", "skipped", "returned", "percent",
+            "cursor", "cancel_requested", "pause_requested", "log", "error",
+            "created_at", "started_at", "finished_at", "heartbeat_at",
+        ]
+        read_only_fields = fields
+
+
+class SelectionSerializer(serializers.Serializer):
+    """Which letters: explicit ids, or a filter frozen at the highest id that exists now."""
+
+    letters = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False,
+                                    allow_empty=False, help_text="Letter ids")
+    filter = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False,
+                                   help_text=f"Letter filter; keys: {', '.join(FILTER_KEYS)}")
+
+    def validate_filter(self, value: dict) -> dict:
+        # An unknown key would otherwise be dropped, widening the selection to more letters
+        # than the operator meant.
+        unknown = sorted(set(value) - set(FILTER_KEYS))
+        if unknown:
+            raise serializers.ValidationError(
+                f"unknown filter keys: {', '.join(unknown)}; known: {', '.join(FILTER_KEYS)}"
+            )
+        return value
+
+
+class JobCreateSerializer(SelectionSerializer):
+    action = serializers.ChoiceField(choices=LETTER_ACTIONS)
+    reason = serializers.CharField(help_text="Why (audited)")
+    target = serializers.CharField(required=False, default="", allow_blank=True, max_length=500,
+                                   help_text="Destination queue; only and always for a move")
+    ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
+    rate_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                          help_text="Letters per second")
+
+
+class OriginCountSerializer(serializers.Serializer):
+    broker = serializers.CharField(source="broker__name")
+    origin_queue = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class PreviewSerializer(serializers.Serializer):
+    selection = serializers.JSONField(help_text="The frozen selection a job would act on")
+    count = serializers.IntegerField()
+    by_origin = OriginCountSerializer(many=True)
+    sample = serializers.ListField(child=serializers.IntegerField(), help_text="A few letter ids")
+    arrived_since = serializers.IntegerField(help_text="Matching letters newer than the frozen selection")
+
+
+class ControlSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, default="", allow_blank=True)
+
+
+class JobList(generics.ListAPIView):
+    """Jobs, newest first."""
+
+    queryset = Job.objects.all()
+    serializer_class = JobSerializer
+    pagination_class = NewestFirstPagination
+
+    @extend_schema(request=JobCreateSerializer, responses={202: JobSerializer, 400: ErrorSerializer})
+    def post(self, request):
+        given = JobCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        try:
+            job = do_letters_job(
+                data["action"], actor=request.user, reason=data["reason"], ids=data.get("letters"),
+                filter=data.get("filter"), target=data["target"], ticket=data["ticket"],
+                rate_limit=data.get("rate_limit"),
+            )
+        except JobError as exc:
+            return refused(exc)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JobPreview(APIView):
+    @extend_schema(request=SelectionSerializer, responses={200: PreviewSerializer, 400: ErrorSerializer})
+    def post(self, request):
+        given = SelectionSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            result = preview(ids=given.validated_data.get("letters"), filter=given.validated_data.get("filter"))
+        except JobError as exc:
+            return refused(exc)
+        return Response(PreviewSerializer(result).data)
+
+
+class JobDetail(generics.RetrieveAPIView):
+    queryset = Job.objects.all()
+    serializer_class = JobSerializer
+    lookup_url_kwarg = "job_id"
+
+
+class JobControl(APIView):
+    """Base of cancel, pause and resume: one service call, 409 when the job's state forbids it."""
+
+    control = staticmethod(do_cancel_job)
+
+    @extend_schema(request=ControlSerializer, responses={200: JobSerializer, 409: ErrorSerializer})
+    def post(self, request, job_id: int):
+        job = generics.get_object_or_404(Job, pk=job_id)
+        given = ControlSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            job = self.control(job, actor=request.user, reason=given.validated_data["reason"])
+        except JobError as exc:
+            return refused(exc, status.HTTP_409_CONFLICT)
+        return Response(JobSerializer(job).data)
+
+
+class JobCancel(JobControl):
+    """Stop after the current batch; a queued or paused job stops at once."""
+
+    control = staticmethod(do_cancel_job)
+
+
+class JobPause(JobControl):
+    control = staticmethod(do_pause_job)
+
+
+class JobResume(JobControl):
+    control = staticmethod(do_resume_job)

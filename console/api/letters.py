@@ -1,0 +1,137 @@
+"""``/api/letters/``: letters in custody, filtered and paged by keyset, and one letter in full.
+
+Bodies and headers are hostile. They only ever leave as JSON strings (the renderer escapes
+them); a body that is not valid UTF-8 leaves as base64, never as mangled text.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from django.db.models import BinaryField, QuerySet
+from django.db.models.functions import Substr
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import generics, serializers
+from rest_framework.exceptions import ParseError
+
+from console.api.audit import AuditEventSerializer
+from console.api.keyset import KeysetPagination
+from console.models import AuditEvent, DeadLetter
+from console.services.selection import SelectionError, filter_letters
+
+PREVIEW_BYTES = 200
+ENVELOPE_FIELDS = [
+    "origin_address", "origin_queue", "routing_key", "reason", "death_count", "first_failed_at",
+    "last_failed_at", "exception_type", "exception_message", "fingerprint",
+]
+FILTER_PARAMETERS = [
+    OpenApiParameter("place", OpenApiTypes.INT, description="Dead place id"),
+    OpenApiParameter("broker", OpenApiTypes.INT, description="Broker id"),
+    OpenApiParameter("state", OpenApiTypes.STR, description="held, replaying, replayed, failed, purged; comma separated"),
+    OpenApiParameter("origin", OpenApiTypes.STR, description="Origin queue or address"),
+    OpenApiParameter("reason", OpenApiTypes.STR, description="e.g. rejected, expired, maxlen, delivery_limit"),
+    OpenApiParameter("exception", OpenApiTypes.STR, description="Exception type"),
+    OpenApiParameter("fingerprint", OpenApiTypes.STR, description="Failure group"),
+    OpenApiParameter("header", OpenApiTypes.STR, description="Has this header"),
+    OpenApiParameter("header_value", OpenApiTypes.STR, description="...with this value (needs header)"),
+    OpenApiParameter("q", OpenApiTypes.STR, description="Text contained in the body"),
+    OpenApiParameter("since", OpenApiTypes.DATETIME, description="Captured at or after"),
+    OpenApiParameter("until", OpenApiTypes.DATETIME, description="Captured before"),
+]
+
+
+def body_text_preview(head: bytes) -> str:
+    """The first bytes of a body as text, undecodable bytes shown as U+FFFD."""
+    return head.decode("utf-8", "replace")
+
+
+class BodySerializer(serializers.Serializer):
+    encoding = serializers.ChoiceField(choices=["text", "base64"])
+    text = serializers.CharField(required=False, help_text="When the body is valid UTF-8")
+    base64 = serializers.CharField(required=False, help_text="Otherwise, the exact bytes")
+
+
+class LineageSerializer(serializers.Serializer):
+    parent = serializers.IntegerField(allow_null=True, help_text="The letter whose replay died again as this one")
+    returns = serializers.ListField(child=serializers.IntegerField(),
+                                    help_text="Letters that came back after replays of this one")
+
+
+class LetterSummarySerializer(serializers.ModelSerializer):
+    content_type = serializers.SerializerMethodField()
+    preview = serializers.SerializerMethodField()
+
+    class Meta:
+        model = DeadLetter
+        fields = [
+            "id", "place", "broker", "state", "state_changed_at", "message_id", "captured_at",
+            *ENVELOPE_FIELDS, "replay_id", "parent", "body_size", "body_erased", "content_type", "preview",
+        ]
+        read_only_fields = fields
+
+    def get_content_type(self, letter: DeadLetter) -> str:
+        value = letter.properties.get("content_type") if isinstance(letter.properties, dict) else None
+        return value if isinstance(value, str) else ""
+
+    def get_preview(self, letter: DeadLetter) -> str:
+        head = getattr(letter, "body_head", None)
+        if head is None:
+            head = letter.body_bytes[:PREVIEW_BYTES]
+        return body_text_preview(bytes(head))
+
+
+class LetterSerializer(LetterSummarySerializer):
+    body = serializers.SerializerMethodField()
+    lineage = serializers.SerializerMethodField()
+    audit = serializers.SerializerMethodField()
+
+    class Meta(LetterSummarySerializer.Meta):
+        fields = [
+            *LetterSummarySerializer.Meta.fields, "exception_stack", "envelope_details", "headers",
+            "properties", "body", "replayed_to", "replayed_at", "last_job", "capture_job", "lineage", "audit",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(BodySerializer)
+    def get_body(self, letter: DeadLetter) -> dict:
+        raw = letter.body_bytes
+        try:
+            return {"encoding": "text", "text": raw.decode("utf-8")}
+        except UnicodeDecodeError:
+            return {"encoding": "base64", "base64": base64.b64encode(raw).decode("ascii")}
+
+    @extend_schema_field(LineageSerializer)
+    def get_lineage(self, letter: DeadLetter) -> dict:
+        return {"parent": letter.parent_id,
+                "returns": list(letter.returns.order_by("id").values_list("id", flat=True))}
+
+    @extend_schema_field(AuditEventSerializer(many=True))
+    def get_audit(self, letter: DeadLetter) -> list:
+        events = AuditEvent.objects.filter(letter_ids__contains=[letter.pk]).order_by("id")
+        return AuditEventSerializer(events, many=True).data
+
+
+class LetterList(generics.ListAPIView):
+    """Letters matching the filter, oldest first, without their bodies (see the detail)."""
+
+    serializer_class = LetterSummarySerializer
+    pagination_class = KeysetPagination
+
+    @extend_schema(parameters=FILTER_PARAMETERS)
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet:
+        try:
+            letters = filter_letters(self.request.query_params)
+        except SelectionError as exc:
+            raise ParseError(str(exc)) from None
+        # A list of 5 MiB bodies would be slow and useless: fetch only their first bytes.
+        return letters.defer("body", "headers", "exception_stack", "envelope_details").annotate(body_head=Substr("body", 1, PREVIEW_BYTES, output_field=BinaryField()))
+
+
+class LetterDetail(generics.RetrieveAPIView):
+    queryset = DeadLetter.objects.all()
+    serializer_class = LetterSerializer
+    lookup_url_kwarg = "letter_id"

@@ -1,0 +1,80 @@
+"""``/api/places/``: dead places with their depth and custody counts, and capture."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.api.errors import ErrorSerializer, refused
+from console.api.jobs import JobSerializer
+from console.models import DeadPlace, LetterState
+from console.services.jobs import JobError, do_capture
+
+
+def places_with_custody() -> QuerySet:
+    """Places with ``held``: how many of their letters the console holds now."""
+    return DeadPlace.objects.select_related("broker").annotate(
+        held=Count("letters", filter=Q(letters__state=LetterState.HELD))
+    )
+
+
+class PlaceSerializer(serializers.ModelSerializer):
+    broker_name = serializers.CharField(source="broker.name", read_only=True)
+    held = serializers.IntegerField(read_only=True, help_text="Letters of this place held in custody")
+
+    class Meta:
+        model = DeadPlace
+        fields = [
+            "id", "broker", "broker_name", "name", "scope", "kind", "discovered_by", "origins",
+            "details", "depth", "oldest_at", "consumers", "held", "last_seen_at", "gone",
+        ]
+        read_only_fields = fields
+
+
+class CaptureSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="Why the letters are taken into custody (audited)")
+    limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                     help_text="Take at most this many messages")
+
+
+class PlaceList(generics.ListAPIView):
+    serializer_class = PlaceSerializer
+
+    @extend_schema(parameters=[OpenApiParameter("broker", OpenApiTypes.INT, description="Broker id")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet:
+        places = places_with_custody()
+        broker = self.request.query_params.get("broker")
+        if broker:
+            if not broker.isdigit():
+                raise ValidationError({"broker": "must be a broker id"})
+            places = places.filter(broker_id=int(broker))
+        return places
+
+
+class PlaceDetail(generics.RetrieveAPIView):
+    serializer_class = PlaceSerializer
+    lookup_url_kwarg = "place_id"
+
+    def get_queryset(self) -> QuerySet:
+        return places_with_custody()
+
+
+class PlaceCapture(APIView):
+    @extend_schema(request=CaptureSerializer, responses={202: JobSerializer, 400: ErrorSerializer})
+    def post(self, request, place_id: int):
+        place = generics.get_object_or_404(DeadPlace, pk=place_id)
+        given = CaptureSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            job = do_capture(place, actor=request.user, **given.validated_data)
+        except JobError as exc:
+            return refused(exc)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
