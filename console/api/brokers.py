@@ -6,6 +6,7 @@ any credentials embedded in them.
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as ModelValidationError
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
@@ -84,6 +85,8 @@ class BrokerList(APIView):
             broker = do_add_broker(actor=request.user, **given.validated_data)
         except BrokerSetupError as exc:
             return refused(exc)
+        except ModelValidationError as exc:
+            return Response(exc.message_dict, status=status.HTTP_400_BAD_REQUEST)
         return Response(BrokerSerializer(broker).data, status=status.HTTP_201_CREATED)
 
 

@@ -28,7 +28,8 @@ ENVELOPE_FIELDS = [
 FILTER_PARAMETERS = [
     OpenApiParameter("place", OpenApiTypes.INT, description="Dead place id"),
     OpenApiParameter("broker", OpenApiTypes.INT, description="Broker id"),
-    OpenApiParameter("state", OpenApiTypes.STR, description="held, replaying, replayed, failed, purged; comma separated"),
+    OpenApiParameter("state", OpenApiTypes.STR,
+                     description="held, replaying, replayed, failed, purged; several comma separated"),
     OpenApiParameter("origin", OpenApiTypes.STR, description="Origin queue or address"),
     OpenApiParameter("reason", OpenApiTypes.STR, description="e.g. rejected, expired, maxlen, delivery_limit"),
     OpenApiParameter("exception", OpenApiTypes.STR, description="Exception type"),
@@ -128,7 +129,8 @@ class LetterList(generics.ListAPIView):
         except SelectionError as exc:
             raise ParseError(str(exc)) from None
         # A list of 5 MiB bodies would be slow and useless: fetch only their first bytes.
-        return letters.defer("body", "headers", "exception_stack", "envelope_details").annotate(body_head=Substr("body", 1, PREVIEW_BYTES, output_field=BinaryField()))
+        head = Substr("body", 1, PREVIEW_BYTES, output_field=BinaryField())
+        return letters.defer("body", "headers", "exception_stack", "envelope_details").annotate(body_head=head)
 
 
 class LetterDetail(generics.RetrieveAPIView):
