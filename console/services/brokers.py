@@ -94,7 +94,8 @@ def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor) ->
     for info in found:
         place = known.pop((info.scope, info.name), None)
         if place is None:
-            place = DeadPlace(broker=broker, name=info.name, scope=info.scope)
+            # A place found by discovery is not a manual one (the model's default).
+            place = DeadPlace(broker=broker, name=info.name, scope=info.scope, discovered_by=info.discovered_by)
             added.append(info.name)
         place.kind = info.kind
         if place.discovered_by != "manual":
