@@ -1,0 +1,113 @@
+"""manage.py demo: the demo account and demo letters (idempotent: a second run adds nothing).
+
+With a RabbitMQ on localhost (guest/guest, management API on 15672), the letters die there for
+real and are captured through the console's own services, so replay works. Without one, a
+memory broker holds them: browsing works, replay needs a real broker.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+from django.contrib.auth import get_user_model
+from django.db.models import Sum
+from rest_framework.authtoken.models import Token
+
+from console.jobs.runner import run_job
+from console.management.cli import ActorCommand, printable
+from console.management.demo import memory, rabbitmq
+from console.management.demo.catalogue import DEAD_LETTER_QUEUES, dead_letter_count
+from console.models import Broker, DeadLetter, DeadPlace
+from console.services.brokers import do_add_broker, do_discover
+from console.services.jobs import JobError, do_capture
+
+DEMO_USERNAME = "demo"
+DEMO_PASSWORD = "dead-letters-demo"
+RABBIT_BROKER = "local-rabbit"
+
+
+@contextmanager
+def quiet(*names: str):
+    """Silence the clients' per-request logging while probing for a broker."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+class Command(ActorCommand):
+    help = "Create the demo user (demo / dead-letters-demo) and demo dead letters."
+
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--rabbitmq-url", default="amqp://guest:guest@127.0.0.1:5672/")
+        parser.add_argument("--management-url", default="http://guest:guest@127.0.0.1:15672/")
+        parser.add_argument("--no-rabbitmq", action="store_true", help="Use the memory broker even if RabbitMQ answers")
+
+    def handle(self, *args, **options) -> None:
+        with quiet("httpx"):
+            self._handle(options)
+
+    def _handle(self, options) -> None:
+        actor = self.actor(options)
+        user, token = self._user()
+        if not options["no_rabbitmq"] and self._rabbit_answers(options):
+            self._rabbitmq(options, actor)
+        else:
+            broker, stored = memory.install(actor=actor)
+            self.stdout.write(f"no RabbitMQ on localhost: demo letters kept by the memory broker {broker.name!r} "
+                              f"({stored} new). Browsing works; replay needs a real broker.")
+        held = DeadLetter.objects.filter(place__name__in=DEAD_LETTER_QUEUES).count()
+        self.stdout.write(f"demo letters in custody: {held}")
+        self.stdout.write(f"sign in as {user.username} / {DEMO_PASSWORD}   (API token: {token.key})")
+
+    def _user(self):
+        users = get_user_model()
+        user = users.objects.filter(username=DEMO_USERNAME).first() or users(username=DEMO_USERNAME)
+        user.set_password(DEMO_PASSWORD)  # the password printed must be the one that works
+        user.save()
+        token, _ = Token.objects.get_or_create(user=user)
+        return user, token
+
+    @staticmethod
+    def _rabbit_answers(options) -> bool:
+        management = urlsplit(options["management_url"])
+        clean = management._replace(netloc=management.hostname + (f":{management.port}" if management.port else ""))
+        with quiet("aiormq", "aio_pika"):
+            return rabbitmq.answers(options["rabbitmq_url"], clean.geturl(),
+                                    management.username or "guest", management.password or "guest")
+
+    def _rabbitmq(self, options, actor: str) -> None:
+        url = options["rabbitmq_url"]
+        in_custody = DeadLetter.objects.filter(broker__name=RABBIT_BROKER, place__name__in=DEAD_LETTER_QUEUES)
+        waiting = sum(rabbitmq.dead_letter_depths(url).values())
+        if not in_custody.exists() and waiting == 0:
+            died = rabbitmq.make_letters_die(url)
+            self.stdout.write(f"RabbitMQ: published the demo orders; {died} of them were rejected "
+                              f"and dead-lettered (expected {dead_letter_count()})")
+        broker = Broker.objects.filter(name=RABBIT_BROKER).first()
+        if broker is None:
+            broker = do_add_broker(actor=actor, name=RABBIT_BROKER, kind="rabbitmq", url=url,
+                                   management_url=options["management_url"])
+            self.stdout.write(f"added broker {RABBIT_BROKER}")
+        places = [p for p in do_discover(broker, actor=actor) if p.name in DEAD_LETTER_QUEUES]
+        for place in places:
+            if not place.depth:
+                continue
+            try:
+                job = do_capture(place, actor=actor, reason="demo: take the demo letters into custody")
+            except JobError as exc:
+                self.stderr.write(f"{printable(place)}: {exc}")
+                continue
+            run_job(job.pk)
+            job.refresh_from_db()
+            self.stdout.write(f"captured {job.done} letters from {printable(place)} (job {job.pk} {job.status})")
+        depth = DeadPlace.objects.filter(pk__in=[p.pk for p in places]).aggregate(total=Sum("depth"))["total"]
+        self.stdout.write(f"RabbitMQ demo ready on broker {RABBIT_BROKER}; {depth or 0} letters still on the broker")
