@@ -1,1 +1,22 @@
-urlpatterns: list = []
+"""The console's pages, mounted at / by console/urls.py."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from console.web.views import audit, inventory, jobs, letters, places
+
+urlpatterns = [
+    path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", inventory.inventory, name="inventory"),
+    path("brokers/<int:broker_id>/discover/", inventory.discover, name="broker-discover"),
+    path("places/<int:place_id>/", places.place_letters, name="place"),
+    path("places/<int:place_id>/capture/", inventory.capture, name="place-capture"),
+    path("places/<int:place_id>/action/", places.place_action, name="place-action"),
+    path("letters/<int:letter_id>/", letters.letter_detail, name="letter"),
+    path("letters/<int:letter_id>/body", letters.letter_body, name="letter-body"),
+    path("jobs/", jobs.job_list, name="jobs"),
+    path("jobs/<int:job_id>/", jobs.job_detail, name="job"),
+    path("jobs/<int:job_id>/cancel/", jobs.job_cancel, name="job-cancel"),
+    path("audit/", audit.audit_list, name="audit"),
+]

@@ -1,0 +1,120 @@
+"""Turning a letter's stored bytes and tagged JSON into text for the pages.
+
+Everything here returns plain strings; the templates escape them (message content is hostile
+and is never marked safe). Large bodies are cut to a page-sized preview; the full bytes are
+only ever served as a download.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from console.brokers.values import display
+
+#: How much of a body a page shows; the rest is behind "download body".
+BODY_PAGE_LIMIT = 256 * 1024
+#: Hex takes about three characters per byte, so a hex view shows fewer bytes.
+HEX_PAGE_LIMIT = 64 * 1024
+#: Characters of the body shown in a list row.
+PREVIEW_CHARS = 80
+
+
+@dataclass
+class BodyView:
+    """A body ready for the page: ``kind`` is json, text or hex."""
+
+    kind: str
+    text: str
+    shown_bytes: int
+    total_bytes: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.shown_bytes < self.total_bytes
+
+
+def body_view(body: bytes) -> BodyView:
+    """Pretty JSON when the body parses, else UTF-8 text, else a hex dump; capped for the page."""
+    total = len(body)
+    head = body[:BODY_PAGE_LIMIT]
+    if total <= BODY_PAGE_LIMIT:
+        try:
+            parsed = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            pass
+        else:
+            if isinstance(parsed, (dict, list)):
+                return BodyView("json", json.dumps(parsed, indent=2, ensure_ascii=False), total, total)
+    text = _utf8_prefix(head)
+    if text is not None:
+        return BodyView("text", text, len(text.encode("utf-8")), total)
+    shown = body[:HEX_PAGE_LIMIT]
+    return BodyView("hex", hex_dump(shown), len(shown), total)
+
+
+def _utf8_prefix(data: bytes) -> str | None:
+    """``data`` as text if it is UTF-8, allowing a character cut in two at the very end."""
+    for cut in range(4):
+        try:
+            return data[: len(data) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def hex_dump(data: bytes, width: int = 16) -> str:
+    """Offset, hex bytes and printable ASCII, one line per ``width`` bytes."""
+    lines = []
+    for offset in range(0, len(data), width):
+        chunk = data[offset : offset + width]
+        ascii_part = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{offset:08x}  {chunk.hex(' '):<{width * 3}} {ascii_part}")
+    return "\n".join(lines)
+
+
+def body_preview(head: bytes | memoryview | None, size: int) -> str:
+    """A one-line taste of a body for a list row."""
+    if not size:
+        return ""
+    data = bytes(head or b"")
+    text = _utf8_prefix(data)
+    if text is None:
+        return f"(binary, {size} bytes)"
+    text = " ".join(text.split())
+    return text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS or size > len(data) else "")
+
+
+def value_rows(values: dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, shown value) for a table of headers or properties, keeping their order."""
+    return [(str(name), display(value)) for name, value in (values or {}).items()]
+
+
+X_DEATH_COLUMNS = ("queue", "reason", "count", "exchange", "routing-keys", "time", "original-expiration")
+
+
+def x_death_rows(envelope_details: dict[str, Any], headers: dict[str, Any]) -> list[dict[str, str]]:
+    """RabbitMQ's x-death entries (newest first), one dict of shown values per entry, keyed
+    by the entry's field names with ``-`` written as ``_``.
+
+    The adapter keeps the decoded list in the envelope details; older letters only have
+    the raw header. Either way the values are tagged JSON (console.brokers.values).
+    """
+    entries = (envelope_details or {}).get("x_death") or (headers or {}).get("x-death") or []
+    if not isinstance(entries, list):
+        return []
+    rows = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        row = {}
+        for column in X_DEATH_COLUMNS:
+            key = column.replace("-", "_")  # templates cannot read names with hyphens
+            value = entry.get(column, entry.get(key, ""))
+            if isinstance(value, list):
+                row[key] = ", ".join(display(v) for v in value)
+            else:
+                row[key] = "" if value in (None, "") else display(value)
+        rows.append(row)
+    return rows

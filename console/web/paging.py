@@ -1,0 +1,48 @@
+"""Keyset paging by id: a page is "the next N rows after this id", never an offset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+PAGE_SIZE = 50
+
+
+@dataclass
+class Page:
+    rows: list[Any]
+    #: The id to continue from (``?after=`` or ``?before=``), or None on the last page.
+    next_key: int | None
+    #: Whether this page starts somewhere past the first row.
+    is_continued: bool
+
+
+def _key(raw: str | None) -> int | None:
+    try:
+        return int(raw) if raw not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def page_after(queryset: QuerySet, after: str | None, size: int = PAGE_SIZE) -> Page:
+    """Rows in ascending id order following ``after``."""
+    key = _key(after)
+    if key is not None:
+        queryset = queryset.filter(id__gt=key)
+    rows = list(queryset.order_by("id")[: size + 1])
+    more = len(rows) > size
+    rows = rows[:size]
+    return Page(rows, rows[-1].id if more else None, key is not None)
+
+
+def page_before(queryset: QuerySet, before: str | None, size: int = PAGE_SIZE) -> Page:
+    """Rows in descending id order (newest first) preceding ``before``."""
+    key = _key(before)
+    if key is not None:
+        queryset = queryset.filter(id__lt=key)
+    rows = list(queryset.order_by("-id")[: size + 1])
+    more = len(rows) > size
+    rows = rows[:size]
+    return Page(rows, rows[-1].id if more else None, key is not None)

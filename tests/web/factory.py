@@ -1,0 +1,44 @@
+"""Letters in custody for the page tests, stored through the custody service."""
+
+from __future__ import annotations
+
+from console.brokers import Received
+from console.brokers.envelope import FailureEnvelope
+from console.models import DeadLetter, DeadPlace
+from console.services.brokers import do_discover
+from console.services.custody import store_captured
+
+XSS_SCRIPT = "<script>alert(1)</script>"
+XSS_IMG = "<img src=x onerror=alert(1)>"
+
+
+def memory_place(memory_broker, origin: str = "orders") -> DeadPlace:
+    """The place ``<origin>.dlq`` on the in-memory broker, found by discovery."""
+    fake, broker = memory_broker
+    fake.queue(origin)
+    fake.queue(f"{origin}.dlq")
+    places = do_discover(broker, actor="tests")
+    return next(p for p in places if p.name == f"{origin}.dlq")
+
+
+def store_letter(
+    place: DeadPlace,
+    body: bytes = b"{}",
+    *,
+    headers: dict | None = None,
+    properties: dict | None = None,
+    origin: str = "orders",
+    reason: str = "rejected",
+    exception_type: str = "",
+    exception_message: str = "",
+    death_count: int = 1,
+    details: dict | None = None,
+) -> DeadLetter:
+    """Store one captured message and return its letter."""
+    envelope = FailureEnvelope(
+        origin_queue=origin, reason=reason, death_count=death_count,
+        exception_type=exception_type, exception_message=exception_message, details=details or {},
+    )
+    message = Received(token=None, body=body, headers=headers or {}, properties=properties or {}, envelope=envelope)
+    (letter_id,) = store_captured(place, [message], job=None, actor="tests")
+    return DeadLetter.objects.get(pk=letter_id)
