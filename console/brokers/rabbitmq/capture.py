@@ -1,0 +1,131 @@
+"""Capture from a RabbitMQ queue: consume with a prefetch and manual acks, in batches.
+
+The consumer runs on the adapter's event loop; deliveries wait in a buffer until the caller
+asks for a batch. Nothing is acknowledged until the caller says its copies are committed;
+closing the channel hands every unacknowledged message back to the queue (flagged
+``redelivered``), which is what makes a crash between commit and ack safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from aiormq.abc import DeliveredMessage
+
+from console.brokers.base import BrokerError, CaptureSession, PlaceRef, Received
+from console.brokers.rabbitmq.messages import decode_properties
+from console.brokers.rabbitmq.xdeath import envelope_from_headers
+
+
+def received(message: DeliveredMessage) -> Received:
+    """A delivered message as the adapter boundary carries it, with its x-death envelope."""
+    properties, headers = decode_properties(message.header.properties)
+    return Received(
+        token=message.delivery.delivery_tag,
+        body=bytes(message.body),
+        headers=headers,
+        properties=properties,
+        envelope=envelope_from_headers(headers),
+        redelivered=bool(message.delivery.redelivered),
+        message_id=str(properties.get("message_id", "")),
+    )
+
+
+class QueueConsumer:
+    """The async half: one channel, one consumer, a buffer of deliveries."""
+
+    def __init__(self, channel: Any, raw: Any, queue: str, where: str) -> None:
+        self.channel = channel  # aio_pika channel
+        self.raw = raw  # its aiormq channel
+        self.queue = queue
+        self.where = where
+        self.buffer: asyncio.Queue[DeliveredMessage] = asyncio.Queue()
+        self.unacked: set[int] = set()
+
+    @classmethod
+    async def start(cls, connection: Any, queue: str, prefetch: int, where: str) -> QueueConsumer:
+        channel = await connection.channel(publisher_confirms=False)
+        raw = await channel.get_underlay_channel()
+        consumer = cls(channel, raw, queue, where)
+        await raw.basic_qos(prefetch_count=max(1, prefetch))
+        await raw.basic_consume(queue, consumer._deliver, no_ack=False)
+        return consumer
+
+    async def _deliver(self, message: DeliveredMessage) -> None:
+        self.buffer.put_nowait(message)
+
+    def _lost(self) -> BrokerError:
+        return BrokerError(f"the channel to {self.where} closed during capture; unacknowledged messages "
+                           "go back to the queue", permanent=False)
+
+    async def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
+        batch: list[Received] = []
+        while len(batch) < max_count:
+            if self.raw.is_closed:
+                raise self._lost()
+            if self.buffer.empty():
+                getter = asyncio.ensure_future(self.buffer.get())
+                closing = self.raw.closing
+                done, _ = await asyncio.wait({getter, closing}, timeout=wait_seconds,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                closing.cancel()  # only stops this observer
+                if getter not in done:
+                    getter.cancel()
+                    if closing in done:
+                        raise self._lost()
+                    break  # nothing arrived for wait_seconds: return what we have
+                message = getter.result()
+            else:
+                message = self.buffer.get_nowait()
+            self.unacked.add(message.delivery.delivery_tag)
+            batch.append(received(message))
+        return batch
+
+    async def ack(self, tags: Sequence[int]) -> None:
+        if not tags:
+            return
+        if self.raw.is_closed:
+            raise self._lost()
+        highest = max(tags)
+        if set(tags) == {tag for tag in self.unacked if tag <= highest}:
+            await self.raw.basic_ack(highest, multiple=True)
+        else:
+            for tag in tags:
+                await self.raw.basic_ack(tag)
+        self.unacked.difference_update(tags)
+
+    async def close(self) -> None:
+        if not self.channel.is_closed:
+            await self.channel.close()
+
+
+class RabbitCapture(CaptureSession):
+    """The sync half, handed to the job runner."""
+
+    def __init__(self, run: Callable[[Coroutine[Any, Any, Any], float], Any], consumer: QueueConsumer,
+                 place: PlaceRef) -> None:
+        # ``run(coro, seconds)`` runs on the adapter's loop, allowing ``seconds`` beyond its
+        # usual operation timeout.
+        self._run = run
+        self._consumer = consumer
+        self.place = place
+        self._closed = False
+
+    def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
+        if self._closed:
+            raise BrokerError("this capture session is closed", permanent=True)
+        return self._run(self._consumer.next_batch(max_count, wait_seconds), wait_seconds)
+
+    def ack(self, batch: Sequence[Received]) -> None:
+        self._run(self._consumer.ack([message.token for message in batch]), 0)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._run(self._consumer.close(), 0)
+        except BrokerError:
+            pass  # a channel that is gone has handed its messages back already

@@ -1,0 +1,77 @@
+"""The RabbitMQ management HTTP API, as far as the adapter needs it (httpx, synchronous)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from console.brokers.base import BrokerError
+
+QUEUE_COLUMNS = (
+    "name,vhost,type,durable,arguments,policy,effective_policy_definition,messages,consumers,"
+    "head_message_timestamp"
+)
+
+
+def quoted(name: str) -> str:
+    """A vhost or queue name as one URL path segment (``/`` -> ``%2F``)."""
+    return quote(name, safe="")
+
+
+class ManagementAPI:
+    """A small client for ``/api/...``; every failure becomes a BrokerError naming the URL.
+
+    401 (wrong credentials), 403 (user without the ``management`` tag) and 404 are permanent;
+    network errors, timeouts and 5xx answers are not.
+    """
+
+    def __init__(self, base_url: str, username: str, password: str, *, timeout: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.username = username
+        self._client = httpx.Client(
+            base_url=self.base_url, auth=(username, password), timeout=timeout,
+            headers={"content-type": "application/json"},
+        )
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self._request("GET", path, params=params or None).json()
+
+    def queues(self, vhost: str | None = None) -> list[dict[str, Any]]:
+        path = f"/api/queues/{quoted(vhost)}" if vhost else "/api/queues"
+        return self.get(path, columns=QUEUE_COLUMNS)
+
+    def queue(self, vhost: str, name: str) -> dict[str, Any]:
+        return self.get(f"/api/queues/{quoted(vhost)}/{quoted(name)}", columns=QUEUE_COLUMNS)
+
+    def exchanges(self, vhost: str | None = None) -> list[dict[str, Any]]:
+        path = f"/api/exchanges/{quoted(vhost)}" if vhost else "/api/exchanges"
+        return self.get(path, columns="name,vhost,type")
+
+    def bindings(self, vhost: str | None = None) -> list[dict[str, Any]]:
+        return self.get(f"/api/bindings/{quoted(vhost)}" if vhost else "/api/bindings")
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        where = f"the RabbitMQ management API at {self.base_url}"
+        try:
+            response = self._client.request(method, path, **kwargs)
+        except httpx.TimeoutException:
+            raise BrokerError(f"{where} did not answer in time", permanent=False) from None
+        except httpx.HTTPError as exc:
+            raise BrokerError(f"cannot reach {where}: {exc}", permanent=False) from None
+        if response.status_code == 401:
+            raise BrokerError(f"{where} refused the login of user {self.username!r}: wrong username or password",
+                              permanent=True)
+        if response.status_code == 403:
+            raise BrokerError(f"{where} refused user {self.username!r} access to {path}: "
+                              "the user needs the 'management' or 'monitoring' tag", permanent=True)
+        if response.status_code == 404:
+            raise BrokerError(f"{where} has nothing at {path}", permanent=True)
+        if response.status_code >= 400:
+            raise BrokerError(f"{where} answered {response.status_code} to {method} {path}: "
+                              f"{response.text[:200]}", permanent=response.status_code < 500)
+        return response
+
+    def close(self) -> None:
+        self._client.close()

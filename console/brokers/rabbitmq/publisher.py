@@ -1,0 +1,173 @@
+"""Publishing with ``mandatory`` and publisher confirms, in windows of outstanding confirms.
+
+Why not ``aio_pika.Exchange.publish``: aiormq gives every message without a ``message_id`` a
+random one (a replayed letter must leave exactly as it came), and it pairs a ``basic.return``
+with its publish by ``message_id``, which mixes up two letters that share one. So this module
+writes the publish frames itself on aiormq's channel (confirm futures registered where
+aiormq's own acks and nacks resolve them) and pairs each return with the oldest outstanding
+publish of the same content. RabbitMQ sends a message's ``basic.return`` before its
+``basic.ack``, so a returned publish is always still outstanding when its return arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiormq.abc import ChannelFrame, DeliveredMessage
+from aiormq.channel import Returning
+from aiormq.exceptions import DeliveryError
+from pamqp import commands as spec
+from pamqp.header import ContentHeader
+
+from console.brokers.base import BrokerError, Outgoing, PublishResult
+from console.brokers.rabbitmq.messages import encode_properties
+
+log = logging.getLogger(__name__)
+
+MAX_ROUTING_KEY_BYTES = 255
+
+
+@dataclass
+class _Pending:
+    tag: int
+    index: int
+    out: Outgoing
+    properties: spec.Basic.Properties
+    confirmation: asyncio.Future
+
+
+class ConfirmWindowPublisher:
+    """Publishes through the default exchange on one confirm-mode aiormq channel."""
+
+    def __init__(self, channel: Any, *, vhost: str, username: str, timeout: float) -> None:
+        self.channel = channel  # aiormq.Channel, opened with publisher confirms
+        self.vhost = vhost
+        self.username = username
+        self.timeout = timeout
+        self._outstanding: dict[int, _Pending] = {}
+        channel._on_return_frame = self._on_return_frame  # see the module docstring
+
+    async def publish(self, messages: Sequence[tuple[int, Outgoing]], window: int) -> dict[int, PublishResult]:
+        """Results keyed by the index given with each message."""
+        results: dict[int, PublishResult] = {}
+        window = max(1, window)
+        for start in range(0, len(messages), window):
+            sent: list[_Pending] = []
+            for index, out in messages[start:start + window]:
+                refusal = self._refusal(out)
+                if refusal:
+                    results[index] = PublishResult(out.key, False, refusal)
+                    continue
+                sent.append(await self._send(index, out))
+            await self._wait(sent)
+            for pending in sent:
+                results[pending.index] = self._result(pending)
+        return results
+
+    def _refusal(self, out: Outgoing) -> str:
+        """Messages RabbitMQ would answer by closing the channel, refused here instead."""
+        if len(out.destination.encode("utf-8")) > MAX_ROUTING_KEY_BYTES:
+            return f"queue name longer than {MAX_ROUTING_KEY_BYTES} bytes: {out.destination[:60]!r}..."
+        user_id = out.properties.get("user_id")
+        if user_id not in (None, self.username):
+            return (f"its user_id {user_id!r} differs from the console's user {self.username!r}; "
+                    "RabbitMQ refuses such a publish")
+        try:
+            encode_properties(out.properties, out.headers)
+        except (ValueError, TypeError) as exc:
+            return f"its properties cannot be encoded: {exc}"
+        return ""
+
+    async def _send(self, index: int, out: Outgoing) -> _Pending:
+        channel = self.channel
+        properties = encode_properties(out.properties, out.headers)
+        frames = [
+            spec.Basic.Publish(exchange="", routing_key=out.destination, mandatory=True),
+            ContentHeader(properties=properties, body_size=len(out.body)),
+            *channel._split_body(out.body),
+        ]
+        async with channel.lock:
+            channel.delivery_tag += 1
+            tag = channel.delivery_tag
+            confirmation = channel.create_future()
+            channel.confirmations[tag] = confirmation
+            pending = _Pending(tag, index, out, properties, confirmation)
+            self._outstanding[tag] = pending
+            drained = channel.create_future()
+            await channel.write_queue.put(
+                ChannelFrame.marshall(frames=frames, channel_number=channel.number, drain_future=drained)
+            )
+        await drained
+        return pending
+
+    async def _wait(self, sent: list[_Pending]) -> None:
+        if not sent:
+            return
+        try:
+            async with asyncio.timeout(self.timeout):
+                await asyncio.gather(*(p.confirmation for p in sent), return_exceptions=True)
+        except TimeoutError:
+            raise BrokerError(
+                f"RabbitMQ confirmed none of the last {len(sent)} publishes within {self.timeout:.0f}s "
+                f"on vhost {self.vhost!r} (is a resource alarm blocking publishers?)", permanent=False,
+            ) from None
+        for pending in sent:
+            self._outstanding.pop(pending.tag, None)
+            if pending.confirmation.cancelled():
+                raise BrokerError(f"the channel to vhost {self.vhost!r} closed before RabbitMQ confirmed "
+                                  "the publishes", permanent=False)
+            exc = pending.confirmation.exception()
+            if exc is not None and not isinstance(exc, DeliveryError):
+                raise BrokerError(f"the connection to vhost {self.vhost!r} was lost before RabbitMQ confirmed "
+                                  f"the publishes: {exc!r}", permanent=False)
+
+    def _result(self, pending: _Pending) -> PublishResult:
+        out = pending.out
+        exc = pending.confirmation.exception()
+        if isinstance(exc, DeliveryError):
+            return PublishResult(out.key, False, f"RabbitMQ refused it (basic.nack) for queue "
+                                                 f"{out.destination!r} on vhost {self.vhost!r}")
+        if isinstance(pending.confirmation.result(), DeliveredMessage):
+            return PublishResult(out.key, False, f"no queue {out.destination!r} on vhost {self.vhost!r}")
+        return PublishResult(out.key, True)
+
+    async def _on_return_frame(self, frame: spec.Basic.Return) -> None:
+        """Stands in for aiormq's handler on this channel: read the returned message, find its
+        publish, and let aiormq ignore the ack that follows."""
+        channel = self.channel
+        header = await channel._Channel__get_content_header()
+        message = await channel._read_content(frame, header)
+        pending = self._match(frame.routing_key, message)
+        if pending is None:
+            log.error("basic.return for routing key %r matches no outstanding publish", frame.routing_key)
+            return
+        channel.confirmations.pop(pending.tag, None)
+        channel.confirmations[pending.tag] = Returning()
+        if not pending.confirmation.done():
+            pending.confirmation.set_result(message)
+
+    def _match(self, routing_key: str, message: DeliveredMessage) -> _Pending | None:
+        returned = message.header.properties
+        for pending in sorted(self._outstanding.values(), key=lambda p: p.tag):
+            if pending.confirmation.done() or pending.out.destination != routing_key:
+                continue
+            if pending.out.body == message.body and _same_identity(pending.properties, returned):
+                return pending
+        return None
+
+
+def _same_identity(sent: spec.Basic.Properties, returned: spec.Basic.Properties) -> bool:
+    """Enough of the properties to tell apart two publishes with the same body."""
+    return (
+        sent.message_id == returned.message_id
+        and sent.correlation_id == returned.correlation_id
+        and _keys(sent.headers) == _keys(returned.headers)
+    )
+
+
+def _keys(headers: Mapping[str, Any] | None) -> set[str]:
+    return set(headers or {})

@@ -1,0 +1,211 @@
+"""A blocking helper over aio-pika and the management API for the RabbitMQ tests.
+
+It plays the applications around the console: declares queues and exchanges (named with a
+per-test suffix, deleted afterwards), publishes, and runs consumers that really reject, nack
+and requeue, so that messages die the way they do in production.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import aio_pika
+import httpx
+
+from console.brokers.rabbitmq.loop import LoopThread
+
+AMQP_URL = "amqp://127.0.0.1:5672/%2F"
+MANAGEMENT_URL = "http://127.0.0.1:15672"
+USER, PASSWORD = "guest", "guest"
+
+# What a consumer does with one delivery; ("park", queue) republishes a copy, headers and all,
+# to that queue and acks (the "parking lot" end of a retry loop).
+ACK, REJECT, REQUEUE, PARK = "ack", "reject", "requeue", "park"
+
+
+class RabbitKit:
+    def __init__(self) -> None:
+        self.suffix = uuid.uuid4().hex[:8]
+        self.loop = LoopThread("rabbit-kit")
+        self.connection = self.run(aio_pika.connect(host="127.0.0.1", login=USER, password=PASSWORD, timeout=5))
+        self.http = httpx.Client(base_url=MANAGEMENT_URL, auth=(USER, PASSWORD), timeout=10)
+        self.queues: list[str] = []
+        self.exchanges: list[str] = []
+        self.policies: list[str] = []
+
+    def run(self, coro, timeout: float = 30) -> Any:
+        return self.loop.run(coro, timeout)
+
+    def name(self, base: str) -> str:
+        """A name no other test uses: ``base-<suffix>``."""
+        return f"{base}-{self.suffix}"
+
+    # -- topology -------------------------------------------------------------------------------
+
+    def queue(self, name: str, arguments: dict | None = None, *, quorum: bool = False) -> str:
+        arguments = dict(arguments or {})
+        if quorum:
+            arguments["x-queue-type"] = "quorum"
+
+        async def declare() -> None:
+            async with self.connection.channel() as channel:
+                await channel.declare_queue(name, durable=quorum, arguments=arguments)
+
+        self.run(declare())
+        self.queues.append(name)
+        return name
+
+    def exchange(self, name: str, kind: str = "direct") -> str:
+        async def declare() -> None:
+            async with self.connection.channel() as channel:
+                await channel.declare_exchange(name, kind)
+
+        self.run(declare())
+        self.exchanges.append(name)
+        return name
+
+    def bind(self, queue: str, exchange: str, routing_key: str = "") -> None:
+        async def bind() -> None:
+            async with self.connection.channel() as channel:
+                q = await channel.get_queue(queue)
+                await q.bind(exchange, routing_key)
+
+        self.run(bind())
+
+    def delete_queue(self, name: str) -> None:
+        async def delete() -> None:
+            async with self.connection.channel() as channel:
+                await channel.queue_delete(name)
+
+        self.run(delete())
+
+    def policies_on(self, definitions: dict[str, dict]) -> None:
+        """Apply one policy per queue ({queue: definition}) and wait until the management API
+        shows each on its queue (it refreshes queue facts every few seconds: set them together)."""
+        for queue, definition in definitions.items():
+            name = f"dlo-test-{queue}"
+            self.http.put(f"/api/policies/%2F/{quote(name, safe='')}", json={
+                "pattern": f"^{re.escape(queue)}$", "definition": definition, "apply-to": "queues", "priority": 100,
+            }).raise_for_status()
+            self.policies.append(name)
+        for queue in definitions:
+            self.wait_for(
+                lambda: self.http.get(f"/api/queues/%2F/{quote(queue, safe='')}").json().get("policy")
+                == f"dlo-test-{queue}", f"the policy on {queue}")
+
+    # -- messages -------------------------------------------------------------------------------
+
+    def publish(self, routing_key: str, body: bytes, *, exchange: str = "", headers: dict | None = None,
+                **properties: Any) -> None:
+        """Publish with a confirm (mandatory: the test wants to know it was routed)."""
+        async def publish() -> None:
+            async with self.connection.channel() as channel:
+                target = channel.default_exchange if not exchange else await channel.get_exchange(exchange)
+                await target.publish(aio_pika.Message(body, headers=headers or {}, **properties), routing_key)
+
+        self.run(publish())
+
+    def consume(self, queue: str, decide: Callable[[aio_pika.IncomingMessage], Any], count: int) -> None:
+        """Run a consumer (prefetch 1) for ``count`` deliveries; ``decide`` says ack, reject
+        (requeue=False, so the message dead-letters), requeue (nack with requeue) or park."""
+        async def consume() -> None:
+            async with self.connection.channel() as channel:
+                await channel.set_qos(prefetch_count=1)
+                q = await channel.get_queue(queue)
+                handled = 0
+                async with q.iterator() as deliveries:
+                    async for message in deliveries:
+                        action = decide(message)
+                        if isinstance(action, tuple) and action[0] == PARK:
+                            copy = aio_pika.Message(message.body, headers=message.headers,
+                                                    content_type=message.content_type)
+                            await channel.default_exchange.publish(copy, action[1])
+                            await message.ack()
+                        elif action == ACK:
+                            await message.ack()
+                        elif action == REJECT:
+                            await message.reject(requeue=False)
+                        else:
+                            await message.nack(requeue=True)
+                        handled += 1
+                        if handled >= count:
+                            break
+
+        self.run(consume())
+
+    def reject(self, queue: str, count: int = 1) -> None:
+        self.consume(queue, lambda m: REJECT, count)
+
+    def depth(self, queue: str) -> int:
+        """Ready messages, by passive declare."""
+        async def depth() -> int:
+            async with self.connection.channel() as channel:
+                q = await channel.declare_queue(queue, passive=True)
+                return q.declaration_result.message_count
+
+        return self.run(depth())
+
+    def wait_depth(self, queue: str, count: int) -> None:
+        self.wait_for(lambda: self.depth(queue) == count, f"{count} messages in {queue}")
+
+    def drain(self, queue: str) -> list[aio_pika.IncomingMessage]:
+        """Take (and ack) every message in the queue."""
+        async def drain() -> list:
+            taken = []
+            async with self.connection.channel() as channel:
+                q = await channel.get_queue(queue)
+                while (message := await q.get(fail=False)) is not None:
+                    await message.ack()
+                    taken.append(message)
+            return taken
+
+        return self.run(drain())
+
+    # -- the management API ---------------------------------------------------------------------
+
+    def kill_connection(self, connection_name: str) -> None:
+        """Close a client's connection from the broker side, as a broker restart would."""
+        def find() -> str | None:
+            for row in self.http.get("/api/connections", params={"columns": "name,client_properties"}).json():
+                if (row.get("client_properties") or {}).get("connection_name") == connection_name:
+                    return row["name"]
+            return None
+
+        self.wait_for(lambda: find() is not None, f"connection {connection_name}")
+        self.http.delete(f"/api/connections/{quote(find(), safe='')}", headers={"X-Reason": "test"}).raise_for_status()
+
+    @staticmethod
+    def wait_for(condition: Callable[[], bool], what: str, seconds: float = 15) -> None:
+        """Poll until the broker reaches a state (dead-lettering and TTL are asynchronous)."""
+        deadline = time.monotonic() + seconds
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited {seconds}s for {what}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        async def cleanup() -> None:
+            for name in self.queues:
+                try:
+                    async with self.connection.channel() as channel:
+                        await channel.queue_delete(name)
+                except Exception:
+                    pass
+            for name in self.exchanges:
+                try:
+                    async with self.connection.channel() as channel:
+                        await channel.exchange_delete(name)
+                except Exception:
+                    pass
+            await self.connection.close()
+
+        for name in self.policies:
+            self.http.delete(f"/api/policies/%2F/{quote(name, safe='')}")
+        self.http.close()
+        self.loop.stop(cleanup())
+
