@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from console.brokers.values import display
@@ -114,6 +115,9 @@ def x_death_rows(envelope_details: dict[str, Any], headers: dict[str, Any]) -> l
             value = entry.get(column, entry.get(key, ""))
             if isinstance(value, list):
                 row[key] = ", ".join(display(v) for v in value)
+            elif column == "time" and isinstance(value, int) and not isinstance(value, bool):
+                # An AMQP timestamp a client left undecoded: seconds since the epoch.
+                row[key] = datetime.fromtimestamp(value, tz=timezone.utc).isoformat()
             else:
                 row[key] = "" if value in (None, "") else display(value)
         rows.append(row)

@@ -24,6 +24,11 @@ def test_filter_a_place_by_header_value_and_by_body_text(signed_in_page, place, 
     rows = page.locator("table.letters tbody tr")
     expect(rows).to_have_count(3)
     screenshot(page, "place")
+    page.get_by_label("Tick every letter on this page").check()
+    row_boxes = page.get_by_role("checkbox", name=re.compile(r"^Select letter \d+$"))
+    expect(row_boxes).to_have_count(3)
+    for box in row_boxes.all():
+        expect(box).to_be_checked()
 
     page.get_by_label("Header name").fill("tenant")
     page.get_by_label("Header value").fill("acme")

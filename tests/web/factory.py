@@ -33,9 +33,10 @@ def store_letter(
     exception_message: str = "",
     death_count: int = 1,
     details: dict | None = None,
+    envelope: FailureEnvelope | None = None,
 ) -> DeadLetter:
-    """Store one captured message and return its letter."""
-    envelope = FailureEnvelope(
+    """Store one captured message and return its letter (``envelope`` overrides the fields)."""
+    envelope = envelope or FailureEnvelope(
         origin_queue=origin, reason=reason, death_count=death_count,
         exception_type=exception_type, exception_message=exception_message, details=details or {},
     )

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.django_db
 X_DEATH = [
     {"count": 3, "reason": "rejected", "queue": "orders", "time": datetime(2026, 3, 1, 12, 0, 5, tzinfo=timezone.utc),
      "exchange": "shop", "routing-keys": ["order.created", "order.eu"]},
-    {"count": 1, "reason": "expired", "queue": "orders.retry", "time": datetime(2026, 3, 1, 11, 0, tzinfo=timezone.utc),
+    {"count": 1, "reason": "expired", "queue": "orders.retry",
+     "time": int(datetime(2026, 3, 1, 11, 0, tzinfo=timezone.utc).timestamp()),  # as seconds, undecoded
      "exchange": "", "routing-keys": [b"orders.retry"], "original-expiration": b"60000"},
 ]
 
@@ -34,7 +35,21 @@ def test_x_death_is_decoded_into_its_own_table(signed_in, place):
     assert "<td>orders</td><td>rejected</td><td class=\"num\">3</td>" in table.replace("\n", "").replace("  ", "")
     assert "order.created, order.eu" in table
     assert "2026-03-01T12:00:05+00:00" in table
-    assert "orders.retry" in table and "60000" in table
+    assert "orders.retry" in table and "60000" in table and "2026-03-01T11:00:00+00:00" in table
+
+
+def test_x_death_as_the_rabbitmq_adapter_reads_it(signed_in, place):
+    from console.brokers.rabbitmq.xdeath import envelope_from_headers
+
+    headers = {"x-death": X_DEATH, "x-first-death-queue": b"orders.retry"}
+    letter = store_letter(place, headers=headers, envelope=envelope_from_headers(headers))
+    html = _page(signed_in, letter)
+    table = html.split('id="x-death"')[1].split("</table>")[0]
+    assert table.count("<tr>") == 3  # head + two deaths, newest first
+    assert table.index("rejected") < table.index("expired")
+    envelope = html.split('id="envelope"')[1].split("</dl>")[0]
+    assert "<dt>Origin queue</dt><dd>orders</dd>" in envelope and "<dt>Origin exchange</dt><dd>shop</dd>" in envelope
+    assert "<dt>Death count</dt><dd>3</dd>" in envelope and "<dt>First failure</dt><dd>2026-03-01 11:00:00" in envelope
 
 
 def test_x_death_from_the_envelope_details_wins(signed_in, place):
