@@ -6,6 +6,7 @@ working console with one command. Both keep their state under ``var/`` in the pr
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 VAR_DIR = Path(__file__).resolve().parent.parent / "var"
@@ -34,9 +35,11 @@ def filesystem_broker_options() -> dict:
 
     Chosen over SQLAlchemy/Django-database transports because it needs no extra package
     and no polling of PostgreSQL, and works across processes on one machine.
+    ``CELERY_FILESYSTEM_DIR`` puts the folder elsewhere (the tests give a worker its own).
     """
-    queue_dir = VAR_DIR / "celery" / "queue"
-    processed = VAR_DIR / "celery" / "processed"
+    base = Path(os.environ.get("CELERY_FILESYSTEM_DIR") or VAR_DIR / "celery")
+    queue_dir = base / "queue"
+    processed = base / "processed"
     queue_dir.mkdir(parents=True, exist_ok=True)
     processed.mkdir(parents=True, exist_ok=True)
     return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from django.contrib.auth import get_user_model
 from django.db.models import Sum
@@ -86,7 +86,10 @@ class Command(ActorCommand):
 
     def _rabbitmq(self, options, actor: str) -> None:
         url = options["rabbitmq_url"]
-        in_custody = DeadLetter.objects.filter(broker__name=RABBIT_BROKER, place__name__in=DEAD_LETTER_QUEUES)
+        vhost = unquote(urlsplit(url).path[1:]) or "/"
+        in_custody = DeadLetter.objects.filter(
+            broker__name=RABBIT_BROKER, place__name__in=DEAD_LETTER_QUEUES, place__scope__in=[vhost, ""]
+        )
         waiting = sum(rabbitmq.dead_letter_depths(url).values())
         if not in_custody.exists() and waiting == 0:
             died = rabbitmq.make_letters_die(url)
@@ -97,7 +100,8 @@ class Command(ActorCommand):
             broker = do_add_broker(actor=actor, name=RABBIT_BROKER, kind="rabbitmq", url=url,
                                    management_url=options["management_url"])
             self.stdout.write(f"added broker {RABBIT_BROKER}")
-        places = [p for p in do_discover(broker, actor=actor) if p.name in DEAD_LETTER_QUEUES]
+        places = [p for p in do_discover(broker, actor=actor)
+                  if p.name in DEAD_LETTER_QUEUES and (p.scope or "/") == vhost]
         for place in places:
             if not place.depth:
                 continue
