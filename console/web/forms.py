@@ -32,8 +32,8 @@ class LetterFilterForm(forms.Form):
 
     def filter_values(self) -> dict[str, str]:
         """The filter as console.services.selection takes it (valid fields only, non-empty)."""
-        data = self.cleaned_data if self.is_valid() else {}
-        return {key: value for key, value in data.items() if value}
+        self.is_valid()  # fills cleaned_data with the fields that are valid, even when some are not
+        return {key: value for key, value in self.cleaned_data.items() if value}
 
 
 class LettersActionForm(forms.Form):
