@@ -34,6 +34,8 @@ def test_poison_entries_are_discovered_captured_and_replayed_once(redis_client, 
     # Captured entries have left the group's pending list; the stream itself still has them.
     assert poisoned.deliveries() == {}
     assert redis_client.xlen(poisoned.stream) == 4
+    # The console's claiming consumer does not linger in the group.
+    assert [c["name"] for c in redis_client.xinfo_consumers(poisoned.stream, poisoned.group)] == [b"worker-1"]
 
     job = replay(operator, [l.id for l in letters])
     assert (job.status, job.done, job.failed) == ("succeeded", 3, 0)

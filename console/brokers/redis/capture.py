@@ -1,11 +1,13 @@
 """Capture sessions: pending entries of a group, or the entries of a dead stream.
 
-Pending entries are claimed (XCLAIM ... JUSTID, only if still idle for ``min_idle_ms``) by
-the console's own consumer (``dlo-console``) before they are read: a worker retrying the entry at that moment
-keeps it, and JUSTID leaves the delivery count as it was. ``ack`` is XACK, and only XACK: the
-entry stays in the stream, which other groups may still need; it just leaves this group's
-pending list. Closing hands nothing back because nothing left the broker: unacknowledged
-entries stay pending (owned by the console's consumer) and the next capture finds them again.
+Pending entries are claimed by the console's own consumer (``dlo-console``) before they are
+read, with XCLAIM ... JUSTID, which succeeds only if the entry is still idle for
+``min_idle_ms`` (a worker retrying it at that moment keeps it) and leaves the delivery count
+as it was. ``ack`` is XACK, and only XACK: the entry stays in the stream, which other groups
+may still need; it just leaves this group's pending list. Closing hands nothing back because
+nothing left the broker: unacknowledged entries stay pending (held by the console's
+consumer) and the next capture takes them first. Closing also removes the console's consumer
+from the group once it holds nothing, so it does not linger in XINFO CONSUMERS.
 
 A dead stream is read in id order with XRANGE; ``ack`` is XDEL of the committed ids.
 Each ack is one command over all ids of the batch, so it is atomic.
