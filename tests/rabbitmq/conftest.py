@@ -39,3 +39,28 @@ def rabbit_broker(kit):
         actor="tests", name=f"rabbit-{kit.suffix}", kind="rabbitmq",
         url=f"amqp://{USER}:{PASSWORD}@127.0.0.1:5672/%2F", management_url=MANAGEMENT_URL,
     )
+
+
+@pytest.fixture
+def captured(kit, rabbit_broker, operator):
+    """A factory: messages published to a fresh work queue, rejected by its consumer into
+    ``<work>.dlq``, discovered and captured through the services. Returns (work queue, dead
+    place, letters in publish order)."""
+    from console.jobs.runner import run_job
+    from console.models import DeadLetter
+    from console.services.brokers import do_discover
+    from console.services.jobs import do_capture
+
+    def make(base: str, messages: list[tuple[bytes, dict]]):
+        dlq = kit.queue(kit.name(base) + ".dlq")
+        work = kit.queue(kit.name(base), {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
+        for body, headers in messages:
+            kit.publish(work, body, headers=headers)
+        kit.reject(work, count=len(messages))
+        kit.wait_depth(dlq, len(messages))
+        (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
+        job = do_capture(place, actor=operator, reason="triage")
+        assert run_job(job.pk) == "succeeded"
+        return work, place, list(DeadLetter.objects.filter(place=place).order_by("id"))
+
+    return make

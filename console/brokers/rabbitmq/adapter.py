@@ -114,7 +114,7 @@ class RabbitMQAdapter(Adapter):
         lock = self._connecting.setdefault(vhost, asyncio.Lock())
         async with lock:
             connection = self._connections.get(vhost)
-            if connection is not None and not connection.is_closed:
+            if connection is not None and _alive(connection):
                 return connection
             connection = await self._connect(vhost)
             self._connections[vhost] = connection
@@ -279,12 +279,18 @@ class RabbitMQAdapter(Adapter):
 
     async def _close_connections(self) -> None:
         for connection in list(self._connections.values()):
-            if not connection.is_closed:
+            if _alive(connection):
                 try:
                     await asyncio.wait_for(connection.close(), 5)
                 except Exception:
                     pass
         self._connections.clear()
+
+
+def _alive(connection: Any) -> bool:
+    """aio-pika's own flag lags when the broker closes the connection; aiormq's does not."""
+    transport = getattr(connection, "transport", None)
+    return not connection.is_closed and transport is not None and not transport.connection.is_closed
 
 
 def _reason(exc: BaseException) -> str:

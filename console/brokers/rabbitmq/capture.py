@@ -36,10 +36,11 @@ def received(message: DeliveredMessage) -> Received:
 class QueueConsumer:
     """The async half: one channel, one consumer, a buffer of deliveries."""
 
-    def __init__(self, channel: Any, raw: Any, queue: str, where: str) -> None:
+    def __init__(self, channel: Any, raw: Any, queue: str, prefetch: int, where: str) -> None:
         self.channel = channel  # aio_pika channel
         self.raw = raw  # its aiormq channel
         self.queue = queue
+        self.prefetch = prefetch
         self.where = where
         self.buffer: asyncio.Queue[DeliveredMessage] = asyncio.Queue()
         self.unacked: set[int] = set()
@@ -48,8 +49,8 @@ class QueueConsumer:
     async def start(cls, connection: Any, queue: str, prefetch: int, where: str) -> QueueConsumer:
         channel = await connection.channel(publisher_confirms=False)
         raw = await channel.get_underlay_channel()
-        consumer = cls(channel, raw, queue, where)
-        await raw.basic_qos(prefetch_count=max(1, prefetch))
+        consumer = cls(channel, raw, queue, max(1, prefetch), where)
+        await raw.basic_qos(prefetch_count=consumer.prefetch)
         await raw.basic_consume(queue, consumer._deliver, no_ack=False)
         return consumer
 
@@ -61,11 +62,23 @@ class QueueConsumer:
                            "go back to the queue", permanent=False)
 
     async def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
+        batch = await self._take(max_count, wait_seconds)
+        if not batch:
+            # An empty batch tells the caller the queue is drained; make sure it is not a
+            # connection that died a moment ago (a round trip fails if it did).
+            await self.raw.queue_declare(self.queue, passive=True)
+        return batch
+
+    async def _take(self, max_count: int, wait_seconds: float) -> list[Received]:
         batch: list[Received] = []
         while len(batch) < max_count:
             if self.raw.is_closed:
                 raise self._lost()
             if self.buffer.empty():
+                if len(self.unacked) >= self.prefetch:
+                    break  # the broker sends nothing more until we ack
+                if await self._nothing_ready():
+                    break
                 getter = asyncio.ensure_future(self.buffer.get())
                 closing = self.raw.closing
                 done, _ = await asyncio.wait({getter, closing}, timeout=wait_seconds,
@@ -82,6 +95,21 @@ class QueueConsumer:
             self.unacked.add(message.delivery.delivery_tag)
             batch.append(received(message))
         return batch
+
+    async def _nothing_ready(self) -> bool:
+        """True when the queue has no ready message and none is on its way to us.
+
+        A passive declare counts ready messages only; one already taken from the queue may
+        still be on the wire. RabbitMQ's channel forwards those before it answers the next
+        command, so a second passive declare flushes them into the buffer. Getting this wrong
+        would only end a capture early (the message goes back to the queue), never lose one.
+        """
+        for _ in range(2):
+            ok = await self.raw.queue_declare(self.queue, passive=True)
+            if ok.message_count:
+                return False
+        await asyncio.sleep(0)  # let the consumer callbacks of frames read so far run
+        return self.buffer.empty()
 
     async def ack(self, tags: Sequence[int]) -> None:
         if not tags:
