@@ -39,7 +39,7 @@ def _capture_pass(job: Job, adapter, place: DeadPlace, limit: int | None) -> boo
             if not batch:
                 return True
             with transaction.atomic():
-                ids = store_captured(place, batch, job=job, actor=job.actor_name)
+                ids = store_captured(place, batch, job=job, actor=job.actor_name, reason=job.reason)
                 advance(job, done=len(batch))
             session.ack(batch)
             mark_acked(ids)

@@ -73,7 +73,7 @@ def _mark_replaying(job: Job, ids: list[int]) -> list[DeadLetter]:
     with transaction.atomic():
         batch = list(
             DeadLetter.objects.select_for_update()
-            .select_related("place")
+            .select_related("place__broker")
             .filter(id__in=ids)
             .filter(state__in=(LetterState.HELD, LetterState.REPLAYING))
             .order_by("id")
@@ -126,7 +126,9 @@ def _publish(job: Job, batch: list[DeadLetter], adapters: dict) -> tuple[list[De
 
 
 def _record_outcome(job, batch, confirmed, refused, *, skipped: int, cursor: int) -> None:
+    """Commit the batch's outcome with one audit row per dead place the letters came from."""
     now = timezone.now()
+    by_id = {letter.id: letter for letter in batch}
     with transaction.atomic():
         ok_ids = [letter.id for letter in confirmed]
         if ok_ids:
@@ -134,16 +136,27 @@ def _record_outcome(job, batch, confirmed, refused, *, skipped: int, cursor: int
                 state=LetterState.REPLAYED, replayed_at=now, state_changed_at=now,
                 replayed_to=job.target if job.kind == Job.Kind.MOVE else "",
             )
-            destinations = sorted({_destination(job, letter) for letter in confirmed})
-            audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
-                         target=", ".join(destinations)[:500], letter_ids=ok_ids, outcome="confirmed")
+            for place, letters in _by_place(confirmed).items():
+                destinations = sorted({_destination(job, letter) for letter in letters})
+                audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
+                             place=place, target=", ".join(destinations)[:500],
+                             letter_ids=[letter.id for letter in letters], outcome="confirmed")
         if refused:
             DeadLetter.objects.filter(id__in=list(refused)).update(state=LetterState.HELD, state_changed_at=now)
-            errors = sorted(set(refused.values()))
-            audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
-                         letter_ids=list(refused), outcome="refused", details={"errors": errors[:20]})
+            for place, letters in _by_place([by_id[i] for i in refused]).items():
+                errors = sorted({refused[letter.id] for letter in letters})
+                audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
+                             place=place, letter_ids=[letter.id for letter in letters], outcome="refused",
+                             details={"errors": errors[:20]})
             row = Job.objects.select_for_update().get(pk=job.pk)
-            for message in errors[:5]:
+            for message in sorted(set(refused.values()))[:5]:
                 row.add_log(f"not confirmed: {message}")
             row.save(update_fields=["log"])
         advance(job, done=len(ok_ids), failed=len(refused), skipped=skipped, cursor=cursor)
+
+
+def _by_place(letters: list[DeadLetter]) -> dict:
+    grouped: dict = defaultdict(list)
+    for letter in letters:
+        grouped[letter.place].append(letter)
+    return grouped

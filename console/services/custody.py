@@ -57,7 +57,9 @@ def _letter(place: DeadPlace, message: Received, key: str, job: Job | None) -> D
 
 
 @transaction.atomic
-def store_captured(place: DeadPlace, batch: Sequence[Received], *, job: Job | None, actor) -> list[int]:
+def store_captured(
+    place: DeadPlace, batch: Sequence[Received], *, job: Job | None, actor, reason: str = ""
+) -> list[int]:
     """Commit a batch of captured messages; the caller acks them on the broker afterwards.
 
     A redelivered message whose copy was committed but never acked (a crash between the two)
@@ -89,7 +91,7 @@ def store_captured(place: DeadPlace, batch: Sequence[Received], *, job: Job | No
     new_ids = [letter.id for letter in new_letters]
     if new_ids:
         audit.record(
-            "capture", actor=actor, job=job, place=place, letter_ids=new_ids, outcome="stored",
+            "capture", actor=actor, reason=reason, job=job, place=place, letter_ids=new_ids, outcome="stored",
             details={"already_in_custody": len(matched)} if matched else None,
         )
     return new_ids + matched

@@ -155,7 +155,7 @@ def test_every_action_is_in_the_audit_with_actor_reason_count_and_letters(api, c
         ("purge", "olga", "cleanup", 1, [ids[1]]),
         ("mark_failed", "olga", "won't fix", 1, [ids[1]]),
         ("replay", "olga", "fixed", 1, [ids[0]]),
-        ("capture", "olga", "", 3, ids),
+        ("capture", "olga", "triage", 3, ids),
     ]
     assert [e["id"] for e in events] == sorted((e["id"] for e in events), reverse=True)
 
