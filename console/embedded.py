@@ -40,11 +40,13 @@ def filesystem_broker_options() -> dict:
     base = Path(os.environ.get("CELERY_FILESYSTEM_DIR") or VAR_DIR / "celery")
     queue_dir = base / "queue"
     processed = base / "processed"
-    queue_dir.mkdir(parents=True, exist_ok=True)
-    processed.mkdir(parents=True, exist_ok=True)
+    control = base / "control"  # broadcast tables; kombu's default is ./control in the cwd
+    for folder in (queue_dir, processed, control):
+        folder.mkdir(parents=True, exist_ok=True)
     return {
         "data_folder_in": str(queue_dir),
         "data_folder_out": str(queue_dir),
         "processed_folder": str(processed),
+        "control_folder": str(control),
         "store_processed": False,
     }
