@@ -7,6 +7,7 @@ and requeue, so that messages die the way they do in production.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import uuid
@@ -209,3 +210,49 @@ class RabbitKit:
         self.http.close()
         self.loop.stop(cleanup())
 
+
+
+class CuttingProxy:
+    """A TCP proxy in front of RabbitMQ that drops the connection, both ways at once, after the
+    client has sent ``cut_after`` bytes: a broker going away at an exact point of a transfer.
+    It cuts once; later connections pass through."""
+
+    def __init__(self, kit: RabbitKit, cut_after: int) -> None:
+        self.cut_after: int | None = cut_after
+        self.sent = 0
+        self.cuts = 0
+        self._server = kit.run(asyncio.start_server(self._serve, "127.0.0.1", 0))
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._kit = kit
+
+    async def _serve(self, client_reader, client_writer) -> None:
+        broker_reader, broker_writer = await asyncio.open_connection("127.0.0.1", 5672)
+
+        def cut() -> None:
+            self.cut_after = None
+            self.cuts += 1
+            client_writer.transport.abort()
+            broker_writer.transport.abort()
+
+        async def pipe(reader, writer, counted: bool) -> None:
+            try:
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+                    if counted and self.cut_after is not None:
+                        self.sent += len(data)
+                        if self.sent >= self.cut_after:
+                            cut()
+                            return
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                writer.transport.abort()
+
+        await asyncio.gather(pipe(client_reader, broker_writer, True), pipe(broker_reader, client_writer, False))
+
+    def close(self) -> None:
+        async def stop() -> None:
+            self._server.close()
+
+        self._kit.run(stop())

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from console.brokers.base import BrokerError, PlaceRef
+from console.brokers.base import BrokerError, Outgoing, PlaceRef
 from console.brokers.rabbitmq.adapter import RabbitMQAdapter
 from console.models import Broker, DeadPlace
 from console.services.brokers import check_broker, do_add_broker, do_discover
 from tests.rabbitmq.conftest import rabbit_config
+from tests.rabbitmq.kit import CuttingProxy
 
 pytestmark = pytest.mark.rabbitmq
 
@@ -77,3 +78,22 @@ def test_a_connection_dropped_mid_capture_is_temporary_and_loses_nothing(kit, ad
     kit.wait_depth(dlq, 4)  # the unacked two went back
     with adapter.open_capture(PlaceRef(dlq, "/"), prefetch=10) as again:  # a new connection
         assert sorted(m.body for m in again.next_batch(10, wait_seconds=1.0)) == [b"m0", b"m1", b"m2", b"m3"]
+
+
+def test_a_connection_dropped_mid_publish_is_temporary_and_a_retry_delivers_everything(kit):
+    target = kit.queue(kit.name("bulk"))
+    chunk = b"x" * (64 * 1024)
+    outgoing = [Outgoing(i, target, chunk, {"n": i}, {}) for i in range(100)]  # 6.4 MiB, one window
+    proxy = CuttingProxy(kit, cut_after=3 * 1024 * 1024)  # the broker vanishes half way through
+    try:
+        with RabbitMQAdapter(rabbit_config(url=f"amqp://127.0.0.1:{proxy.port}/%2F")) as adapter:
+            with pytest.raises(BrokerError) as caught:
+                adapter.publish(outgoing, window=100)
+            assert not caught.value.permanent and proxy.cuts == 1
+
+            # The caller retries the whole batch: some messages arrive twice, none is missing.
+            assert all(result.ok for result in adapter.publish(outgoing, window=100))
+    finally:
+        proxy.close()
+    arrived = [m.headers["n"] for m in kit.drain(target)]
+    assert set(arrived) == set(range(100)) and 100 <= len(arrived) < 200

@@ -19,7 +19,12 @@ from typing import Any
 
 from aiormq.abc import ChannelFrame, DeliveredMessage
 from aiormq.channel import Returning
-from aiormq.exceptions import DeliveryError
+from aiormq.exceptions import (
+    ChannelAccessRefused,
+    ChannelNotFoundEntity,
+    ChannelPreconditionFailed,
+    DeliveryError,
+)
 from pamqp import commands as spec
 from pamqp.header import ContentHeader
 
@@ -29,6 +34,9 @@ from console.brokers.rabbitmq.messages import encode_properties
 log = logging.getLogger(__name__)
 
 MAX_ROUTING_KEY_BYTES = 255
+
+#: Channel errors that trying again cannot mend (no permission, a refused message).
+REFUSALS = (ChannelAccessRefused, ChannelNotFoundEntity, ChannelPreconditionFailed)
 
 
 @dataclass
@@ -58,33 +66,32 @@ class ConfirmWindowPublisher:
         for start in range(0, len(messages), window):
             sent: list[_Pending] = []
             for index, out in messages[start:start + window]:
-                refusal = self._refusal(out)
-                if refusal:
+                properties, refusal = self._prepare(out)
+                if properties is None:
                     results[index] = PublishResult(out.key, False, refusal)
                     continue
-                sent.append(await self._send(index, out))
+                sent.append(await self._send(index, out, properties))
             await self._wait(sent)
             for pending in sent:
                 results[pending.index] = self._result(pending)
         return results
 
-    def _refusal(self, out: Outgoing) -> str:
-        """Messages RabbitMQ would answer by closing the channel, refused here instead."""
+    def _prepare(self, out: Outgoing) -> tuple[spec.Basic.Properties | None, str]:
+        """The message's encoded properties, or why it is refused here: messages RabbitMQ would
+        answer by closing the channel (and so failing the whole window) never go out."""
         if len(out.destination.encode("utf-8")) > MAX_ROUTING_KEY_BYTES:
-            return f"queue name longer than {MAX_ROUTING_KEY_BYTES} bytes: {out.destination[:60]!r}..."
+            return None, f"queue name longer than {MAX_ROUTING_KEY_BYTES} bytes: {out.destination[:60]!r}..."
         user_id = out.properties.get("user_id")
         if user_id not in (None, self.username):
-            return (f"its user_id {user_id!r} differs from the console's user {self.username!r}; "
-                    "RabbitMQ refuses such a publish")
+            return None, (f"its user_id {user_id!r} differs from the console's user {self.username!r}; "
+                          "RabbitMQ refuses such a publish")
         try:
-            encode_properties(out.properties, out.headers)
+            return encode_properties(out.properties, out.headers), ""
         except (ValueError, TypeError) as exc:
-            return f"its properties cannot be encoded: {exc}"
-        return ""
+            return None, f"its properties cannot be encoded: {exc}"
 
-    async def _send(self, index: int, out: Outgoing) -> _Pending:
+    async def _send(self, index: int, out: Outgoing, properties: spec.Basic.Properties) -> _Pending:
         channel = self.channel
-        properties = encode_properties(out.properties, out.headers)
         frames = [
             spec.Basic.Publish(exchange="", routing_key=out.destination, mandatory=True),
             ContentHeader(properties=properties, body_size=len(out.body)),
@@ -121,6 +128,8 @@ class ConfirmWindowPublisher:
                 raise BrokerError(f"the channel to vhost {self.vhost!r} closed before RabbitMQ confirmed "
                                   "the publishes", permanent=False)
             exc = pending.confirmation.exception()
+            if isinstance(exc, REFUSALS):
+                raise BrokerError(f"RabbitMQ closed the channel to vhost {self.vhost!r}: {exc}", permanent=True)
             if exc is not None and not isinstance(exc, DeliveryError):
                 raise BrokerError(f"the connection to vhost {self.vhost!r} was lost before RabbitMQ confirmed "
                                   f"the publishes: {exc!r}", permanent=False)
