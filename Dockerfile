@@ -1,0 +1,68 @@
+# syntax=docker/dockerfile:1
+#
+# Dead Letter Office: one image for the web server and the Celery worker.
+#
+#   docker build -t dead-letter-office .
+#   docker run --rm -e DATABASE_URL=... -e SECRET_KEY=... dead-letter-office python manage.py migrate
+#   docker run -p 8000:8000 -e DATABASE_URL=... -e SECRET_KEY=... -e CELERY_BROKER_URL=... \
+#       -e ALLOWED_HOSTS=dlo.example.com dead-letter-office
+#   docker run -e DATABASE_URL=... -e SECRET_KEY=... -e CELERY_BROKER_URL=... \
+#       dead-letter-office celery -A console worker -l info
+#
+# No secret is baked in: SECRET_KEY, FIELD_ENCRYPTION_KEY and the URLs come from the
+# environment at run time (or from *_FILE, e.g. SECRET_KEY_FILE=/run/secrets/secret_key).
+
+# --- build: wheels for everything the console needs at run time ------------------------------
+FROM python:3.11-slim-bookworm AS build
+
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+WORKDIR /build
+COPY requirements.txt .
+# The test tools (pytest, pytest-django, Playwright) stay out of the image.
+RUN grep -vE '^(pytest|pytest-django|playwright)==' requirements.txt > runtime-requirements.txt \
+    && pip wheel --wheel-dir /wheels -r runtime-requirements.txt
+
+# --- runtime ---------------------------------------------------------------------------------
+FROM python:3.11-slim-bookworm AS runtime
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    DJANGO_SETTINGS_MODULE=console.settings \
+    STATIC_ROOT=/app/staticfiles
+
+RUN groupadd --system --gid 10001 dlo \
+    && useradd --system --uid 10001 --gid dlo --home-dir /app --no-create-home --shell /usr/sbin/nologin dlo
+
+COPY --from=build /wheels /wheels
+COPY --from=build /build/runtime-requirements.txt /wheels/
+RUN pip install --no-cache-dir --no-index --find-links=/wheels -r /wheels/runtime-requirements.txt \
+    && rm -rf /wheels
+
+WORKDIR /app
+COPY manage.py ./
+COPY console ./console
+COPY templates ./templates
+COPY static ./static
+COPY scripts/healthcheck ./scripts/healthcheck
+
+# Static files are collected now and served by WhiteNoise. Settings refuse to load without a
+# SECRET_KEY; DLO_INSECURE_DEFAULTS lets this one build step run without one, and the dummy
+# DATABASE_URL keeps it from starting the embedded PostgreSQL (collectstatic needs no database).
+# Neither variable stays in the image.
+RUN DLO_INSECURE_DEFAULTS=true DATABASE_URL=postgres://unused@localhost/unused \
+    python manage.py collectstatic --noinput -v0 \
+    && rm -rf /app/var \
+    && mkdir -p /app/var \
+    && chown dlo:dlo /app/var
+
+# Code and static files belong to root and are read-only for the console's own user; it may
+# write only under /app/var (the embedded defaults' data, Celery beat's schedule).
+USER dlo
+EXPOSE 8000
+
+HEALTHCHECK --interval=30s --timeout=6s --start-period=20s --retries=3 \
+    CMD ["python", "scripts/healthcheck"]
+
+# Workers: set WEB_CONCURRENCY (gunicorn reads it), default 1.
+CMD ["gunicorn", "console.wsgi", "--bind", "0.0.0.0:8000", "--access-logfile", "-", "--timeout", "120"]
