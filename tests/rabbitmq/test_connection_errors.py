@@ -25,6 +25,17 @@ def error_of(config, action) -> BrokerError:
     return caught.value
 
 
+def test_check_reports_the_version_and_close_is_final_and_safe_twice(kit):
+    adapter = RabbitMQAdapter(rabbit_config())
+    facts = adapter.check()
+    assert facts["version"] == kit.http.get("/api/overview").json()["rabbitmq_version"]
+    assert facts["vhost"] == "/"
+    adapter.close()
+    adapter.close()
+    with pytest.raises(BrokerError, match="closed"):
+        adapter.check()
+
+
 def test_wrong_credentials_are_permanent_for_amqp_and_for_the_management_api():
     amqp = error_of(rabbit_config(password=SECRET), lambda a: a.check())
     assert amqp.permanent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.brokers.rabbitmq.discovery import Topology, find_dead_places
+from console.brokers.rabbitmq.discovery import Topology, find_dead_places, topic_matches
 
 pytestmark = pytest.mark.rabbitmq
 
@@ -114,3 +114,17 @@ def test_oldest_message_time_and_exchange_to_exchange_routes_from_the_api():
     (place,) = find_dead_places(Topology.from_api(queues, exchanges, bindings))
     assert (place.name, place.origins, place.depth) == ("sink", ["src"], 3)
     assert place.oldest_at.timestamp() == 1767323045
+
+
+@pytest.mark.parametrize("pattern, key, matches", [
+    ("orders.*", "orders.created", True),
+    ("orders.*", "orders.created.eu", False),
+    ("orders.#", "orders", True),
+    ("orders.#", "orders.created.eu", True),
+    ("#.eu", "orders.created.eu", True),
+    ("*.created", "created", False),
+    ("#", "", True),
+    ("a.#.z", "a.z", True),
+])
+def test_topic_binding_matching(pattern, key, matches):
+    assert topic_matches(pattern, key) is matches

@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 
 import pytest
 
-from console.brokers.rabbitmq.discovery import topic_matches
 from console.brokers.rabbitmq.xdeath import envelope_from_headers
 
 T1 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -62,17 +61,3 @@ def test_hostile_values_are_read_not_trusted():
     assert envelope.first_failed_at == datetime.fromtimestamp(1767323045, tz=timezone.utc)
     assert envelope.details["delivery_count"] == 4
     assert envelope.details["first_death"] == {"queue": "q"}
-
-
-@pytest.mark.parametrize("pattern, key, matches", [
-    ("orders.*", "orders.created", True),
-    ("orders.*", "orders.created.eu", False),
-    ("orders.#", "orders", True),
-    ("orders.#", "orders.created.eu", True),
-    ("#.eu", "orders.created.eu", True),
-    ("*.created", "created", False),
-    ("#", "", True),
-    ("a.#.z", "a.z", True),
-])
-def test_topic_binding_matching(pattern, key, matches):
-    assert topic_matches(pattern, key) is matches

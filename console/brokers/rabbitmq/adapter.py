@@ -67,6 +67,7 @@ class RabbitMQAdapter(Adapter):
         self.tls = url.scheme == "amqps"
         self.port = url.explicit_port or (5671 if self.tls else 5672)
         self.vhost = unquote(url.raw_path[1:]) if url.raw_path not in ("", "/") else "/"
+        self.username = config.username or "guest"  # AMQP's customary default
         self.connection_name = f"dead-letter-office pid {os.getpid()} adapter {next(_adapter_numbers)}"
         self._loop: LoopThread | None = None
         self._connections: dict[str, Any] = {}
@@ -125,16 +126,16 @@ class RabbitMQAdapter(Adapter):
         try:
             return await aio_pika.connect(
                 host=self.host, port=self.port, ssl=self.tls, virtualhost=vhost,
-                login=self.config.username or "guest", password=self.config.password,
+                login=self.username, password=self.config.password,
                 timeout=self.options["connect_timeout"], heartbeat=self.options["heartbeat"],
                 client_properties={"connection_name": self.connection_name},
             )
         except (amqp_errors.AuthenticationError, amqp_errors.ProbableAuthenticationError):
-            raise BrokerError(f"{where} refused the login of user {self.config.username!r}: "
+            raise BrokerError(f"{where} refused the login of user {self.username!r}: "
                               "wrong username or password", permanent=True) from None
         except (amqp_errors.ConnectionNotAllowed, amqp_errors.InvalidFrameError) as exc:
             # RabbitMQ answers an unknown vhost, or one the user may not use, by closing.
-            raise BrokerError(f"{where} refused user {self.config.username!r} access to vhost {vhost!r} "
+            raise BrokerError(f"{where} refused user {self.username!r} access to vhost {vhost!r} "
                               f"(no such vhost, or no permission): {_reason(exc)}", permanent=True) from None
         except (TimeoutError, asyncio.TimeoutError):
             raise BrokerError(f"cannot reach {where}: no answer within {self.options['connect_timeout']}s",
@@ -146,8 +147,8 @@ class RabbitMQAdapter(Adapter):
         if not self.config.management_url:
             raise BrokerError(f"{self.where()} has no management API URL; discovery needs one", permanent=True)
         if self._management is None:
-            self._management = ManagementAPI(self.config.management_url, self.config.username or "guest",
-                                             self.config.password, timeout=self.options["connect_timeout"])
+            self._management = ManagementAPI(self.config.management_url, self.username, self.config.password,
+                                             timeout=self.options["connect_timeout"])
         return self._management
 
     # -- the adapter contract --------------------------------------------------------------------
@@ -265,7 +266,7 @@ class RabbitMQAdapter(Adapter):
         try:
             publisher = ConfirmWindowPublisher(
                 await channel.get_underlay_channel(), vhost=vhost,
-                username=self.config.username or "guest", timeout=self.options["confirm_timeout"],
+                username=self.username, timeout=self.options["confirm_timeout"],
             )
             return await publisher.publish(items, window)
         finally:

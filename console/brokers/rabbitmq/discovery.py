@@ -189,8 +189,10 @@ def _feeds(topology: Topology) -> dict[Key, dict[str, DeadLetterSetting]]:
     feeds: dict[Key, dict[str, DeadLetterSetting]] = {}
     for key in topology.queues:
         setting, targets = dead_letter_targets(topology, key)
+        if setting is None:
+            continue
         for target in targets:
-            feeds.setdefault((key[0], target), {})[key[1]] = setting  # type: ignore[assignment]
+            feeds.setdefault((key[0], target), {})[key[1]] = setting
     return feeds
 
 
