@@ -30,7 +30,7 @@ from console.brokers.base import (
 )
 from console.brokers.rabbitmq.capture import QueueConsumer, RabbitCapture
 from console.brokers.rabbitmq.discovery import Topology, find_dead_places, timestamp_seconds
-from console.brokers.rabbitmq.loop import LoopThread
+from console.brokers.asyncloop import LoopThread
 from console.brokers.rabbitmq.management import ManagementAPI
 from console.brokers.rabbitmq.publisher import ConfirmWindowPublisher
 
