@@ -18,7 +18,7 @@ from urllib.parse import quote
 import aio_pika
 import httpx
 
-from console.brokers.rabbitmq.loop import LoopThread
+from console.brokers.asyncloop import LoopThread
 
 AMQP_URL = "amqp://127.0.0.1:5672/%2F"
 MANAGEMENT_URL = "http://127.0.0.1:15672"
