@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 KINDS: dict[str, str] = {
     "memory": "console.brokers.memory.adapter.MemoryAdapter",
     "rabbitmq": "console.brokers.rabbitmq.adapter.RabbitMQAdapter",
+    "nats": "console.brokers.nats.adapter.NatsAdapter",
     "redis": "console.brokers.redis.adapter.RedisStreamsAdapter",
 }
 

@@ -1,0 +1,224 @@
+"""NATS JetStream adapter.
+
+Connection string: ``nats://host:4222``. Credentials: ``username`` + ``password``, or a
+``password`` alone sent as a token. Options: ``advisory_stream`` (default ``DLO_ADVISORIES``),
+the stream where the console keeps the delivery advisories.
+
+How letters die and where the console finds them:
+
+- JetStream has no dead-letter queue. A durable consumer with ``max_deliver`` set (> 0) is a
+  source: when a message would exceed it, the server stops delivering it and publishes one
+  MAX_DELIVERIES advisory; a worker's ``AckTerm`` publishes one MSG_TERMINATED advisory. The
+  message itself stays in its stream.
+- The console binds a stream of its own to those advisory subjects (``advisories.py``), created
+  idempotently by ``check()`` and ``discover()``, so no death is lost while the console is down.
+- A dead place is one such source consumer: ``PlaceInfo(name=<consumer>, scope=<stream>,
+  kind="consumer", discovered_by="advisory", origins=[<consumer>])``. Its depth is the number
+  of its advisories the console has not acknowledged yet (a durable consumer of the console's
+  per place on the advisory stream); the source stream's messages are never touched to count.
+- Capture reads those advisories and fetches each dead message by stream sequence (MSG.GET,
+  which no consumer sees). Envelope: origin_address = the message's subject, origin_queue = the
+  consumer, reason ``max_deliver`` / ``terminated``, death_count = deliveries, last_failed_at =
+  the advisory's timestamp; details {stream, stream_seq, consumer}. message_id = the
+  ``Nats-Msg-Id`` header, else ``<stream>:<seq>``. The stored properties carry
+  ``nats_stream``/``nats_seq``/``nats_subject``/``nats_consumer`` for the replay. The original
+  is NOT deleted at capture: other consumers of the stream may still need it.
+- A message that aged out before capture becomes a letter with reason ``gone``, an empty body
+  and ``details["gone"] = True`` (the death is recorded, the job succeeds); replaying it is
+  refused with that explanation.
+- Replay: the job names the origin consumer as destination; the adapter publishes to the
+  message's subject (so every consumer of that stream sees it again: JetStream cannot address
+  one consumer). A move names a subject. The replay id goes into ``Nats-Msg-Id`` so JetStream
+  drops duplicates within its window; after the PubAck the original is deleted by sequence.
+- Peek is safe: advisories and messages are read with MSG.GET, which changes no consumer.
+
+nats-py is asyncio-only: each adapter owns a private event loop on a background thread (its
+public methods are synchronous, for Django) and one connection made on first use, remade if it
+dropped. Connects give up after one retry, so an unreachable server is a quick BrokerError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
+
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.api import ConsumerInfo, RawStreamMsg
+from nats.js.errors import NotFoundError
+
+from console.brokers.base import Adapter, BrokerConfig, BrokerError, CaptureSession, Outgoing, PlaceInfo, PlaceRef, PublishResult, Received
+from console.brokers.nats import advisories
+from console.brokers.nats.capture import NatsCapture
+from console.brokers.nats.connection import connect, translate
+from console.brokers.nats.letters import fetch_dead, letter
+from console.brokers.nats.loop import LoopThread
+from console.brokers.nats.publish import publish_all
+
+T = TypeVar("T")
+CALL_TIMEOUT = 60.0
+
+
+class NatsAdapter(Adapter):
+    kind = "nats"
+    label = "NATS JetStream"
+    can_peek_safely = True
+    can_move_server_side = False
+    can_move_to_destination = True
+
+    def __init__(self, config: BrokerConfig) -> None:
+        super().__init__(config)
+        self.advisory_stream = str(config.options.get("advisory_stream") or advisories.STREAM)
+        self._loop: LoopThread | None = None
+        self._client: Client | None = None
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None and self._client.is_connected
+
+    def call(self, action: Callable[[JetStreamContext], Awaitable[T]], timeout: float = CALL_TIMEOUT) -> T:
+        """Run ``action(js)`` on the adapter's loop, connected; errors come out as BrokerError."""
+        if self._loop is None or not self._loop.running:
+            self._loop = LoopThread(f"nats-adapter-{id(self):x}")
+
+        async def connected_action() -> T:
+            if self._client is None or self._client.is_closed:
+                self._client = await connect(self.config)
+            return await action(self._client.jetstream())
+
+        try:
+            return self._loop.run(connected_action(), timeout)
+        except BrokerError:
+            raise
+        except Exception as exc:
+            raise translate(exc, self.config) from exc
+
+    def close(self) -> None:
+        loop, client = self._loop, self._client
+        self._loop = self._client = None
+        if loop is not None:
+            loop.stop(client.close() if client is not None and not client.is_closed else None)
+
+    # -- the contract ----------------------------------------------------------------------
+
+    def check(self) -> dict[str, Any]:
+        async def facts(js: JetStreamContext) -> dict[str, Any]:
+            await js.account_info()  # fails when JetStream is off
+            await advisories.ensure_stream(js, self.advisory_stream)
+            assert self._client is not None
+            # nats-py keeps the version as the server sent it in INFO, unparsed
+            version = self._client.connected_server_version._server_version
+            return {"version": version, "jetstream": True, "advisory_stream": self.advisory_stream}
+
+        return self.call(facts, timeout=15)
+
+    def discover(self) -> list[PlaceInfo]:
+        async def places(js: JetStreamContext) -> list[PlaceInfo]:
+            await advisories.ensure_stream(js, self.advisory_stream)
+            found = []
+            for stream in await _all(js.streams_info):
+                name = stream.config.name
+                if name == self.advisory_stream:
+                    continue
+                for consumer in await _all(lambda offset: js.consumers_info(name, offset)):
+                    if _is_source(consumer):
+                        trackers = await advisories.ensure_trackers(js, self.advisory_stream, name, consumer.name)
+                        found.append(_place(consumer, trackers))
+            return found
+
+        return self.call(places)
+
+    def stats(self, place: PlaceRef) -> PlaceInfo:
+        async def info(js: JetStreamContext) -> PlaceInfo:
+            trackers = await advisories.ensure_trackers(js, self.advisory_stream, place.scope, place.name)
+            try:
+                source = await js.consumer_info(place.scope, place.name)
+            except NotFoundError:
+                return PlaceInfo(name=place.name, scope=place.scope, kind="consumer", discovered_by="advisory",
+                                 origins=[place.name], depth=advisories.not_captured(trackers), consumers=0,
+                                 details={"source_consumer": "gone"})
+            return _place(source, trackers)
+
+        return self.call(info)
+
+    def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
+        return NatsCapture(self, place)
+
+    def peek(self, place: PlaceRef, limit: int) -> list[Received]:
+        """The place's letters not yet captured, read with MSG.GET: no consumer sees the reads."""
+
+        async def browse(js: JetStreamContext) -> list[Received]:
+            trackers = await advisories.ensure_trackers(js, self.advisory_stream, place.scope, place.name)
+            notes: list[RawStreamMsg] = []
+            for tracker in trackers:
+                notes += await _unacknowledged(js, self.advisory_stream, tracker, limit)
+            found: list[Received] = []
+            for note in sorted(notes, key=lambda n: n.seq or 0)[:limit]:
+                try:
+                    advisory = advisories.parse(note.subject or "", note.data or b"")
+                except (ValueError, KeyError, TypeError):
+                    continue
+                found.append(letter(advisory, await fetch_dead(js, advisory), token=None, redelivered=False))
+            return found
+
+        return self.call(browse)
+
+    def publish(self, messages: Iterable[Outgoing], *, window: int) -> list[PublishResult]:
+        batch = list(messages)
+        if not batch:
+            return []
+
+        async def send(js: JetStreamContext) -> list[PublishResult]:
+            assert self._client is not None
+            return await publish_all(js, batch, window=window, max_payload=self._client.max_payload)
+
+        return self.call(send, timeout=CALL_TIMEOUT + 15 * (len(batch) // max(window, 1) + 1))
+
+
+def _is_source(consumer: ConsumerInfo) -> bool:
+    """A durable consumer that gives up on a message after ``max_deliver`` deliveries."""
+    config = consumer.config
+    return bool(config.durable_name) and (config.max_deliver or 0) > 0
+
+
+async def _unacknowledged(js: JetStreamContext, stream: str, tracker: ConsumerInfo, limit: int
+                          ) -> list[RawStreamMsg]:
+    """Advisories above the tracker's ack floor, read by sequence (the tracker is not used)."""
+    seq = (tracker.ack_floor.stream_seq if tracker.ack_floor else 0) + 1
+    subject = tracker.config.filter_subject
+    notes: list[RawStreamMsg] = []
+    while len(notes) < limit:
+        try:
+            note = await js.get_msg(stream, seq, subject=subject, next=True)
+        except NotFoundError:
+            break
+        notes.append(note)
+        seq = (note.seq or seq) + 1
+    return notes
+
+
+def _place(source: ConsumerInfo, trackers: list[ConsumerInfo]) -> PlaceInfo:
+    return PlaceInfo(
+        name=source.name, scope=source.stream_name, kind="consumer", discovered_by="advisory",
+        origins=[source.name], depth=advisories.not_captured(trackers), consumers=1,
+        details={
+            "max_deliver": source.config.max_deliver,
+            "filter_subject": source.config.filter_subject or "",
+            "num_pending": source.num_pending,
+            "num_ack_pending": source.num_ack_pending,
+            "num_redelivered": source.num_redelivered,
+            "advisory_consumers": [t.name for t in trackers],
+        },
+    )
+
+
+async def _all(page: Callable[[int], Awaitable[list[T]]]) -> list[T]:
+    """Every item of a paged JetStream listing."""
+    items: list[T] = []
+    while True:
+        chunk = await page(len(items))
+        if not chunk:
+            return items
+        items.extend(chunk)

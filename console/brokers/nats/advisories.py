@@ -1,0 +1,140 @@
+"""The console's own record of deaths: a stream keeping the server's delivery advisories.
+
+JetStream has no dead-letter queue. When a message reaches its consumer's ``max_deliver`` the
+server publishes one MAX_DELIVERIES advisory, and an ``AckTerm`` publishes one MSG_TERMINATED
+advisory; both are plain core-NATS messages, lost if nobody listens at that moment. So the
+console binds a stream of its own (``DLO_ADVISORIES``) to those subjects: the server stores
+each advisory even while no console process runs (verified on nats-server 2.9.10).
+
+Per dead place (one source consumer) the console keeps a durable pull consumer on that stream,
+filtered to the place's advisories: what it has not acknowledged is what is not yet captured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, ConsumerInfo, DeliverPolicy, RetentionPolicy, StorageType, StreamConfig
+from nats.js.errors import BadRequestError, NotFoundError
+
+from console.brokers.base import BrokerError
+
+STREAM = "DLO_ADVISORIES"
+PREFIX = "$JS.EVENT.ADVISORY.CONSUMER"
+SUBJECTS = [f"{PREFIX}.MAX_DELIVERIES.>", f"{PREFIX}.MSG_TERMINATED.>"]
+REASONS = {"MAX_DELIVERIES": "max_deliver", "MSG_TERMINATED": "terminated"}
+KEEP_SECONDS = 30 * 24 * 3600  # a month: longer than any console outage we plan for
+KEEP_BYTES = 1024**3  # advisories are ~300 bytes: millions of deaths
+TRACKER_ACK_WAIT = 30.0  # fetch -> commit to PostgreSQL -> ack; also how long a crashed
+# capture's advisories stay out of sight before they come back
+
+
+async def ensure_stream(js: JetStreamContext, name: str) -> None:
+    """Create the advisory stream unless it exists (an existing one is left as the operator set it)."""
+    try:
+        await js.stream_info(name)
+        return
+    except NotFoundError:
+        pass
+    config = StreamConfig(
+        name=name, subjects=SUBJECTS, storage=StorageType.FILE, retention=RetentionPolicy.LIMITS,
+        max_age=KEEP_SECONDS, max_bytes=KEEP_BYTES,
+        description="Dead Letter Office: consumer delivery advisories, kept while the console is down",
+    )
+    try:
+        await js.add_stream(config)
+    except BadRequestError as exc:
+        if exc.err_code == 10065:  # subjects overlap with an existing stream
+            raise BrokerError(
+                f"another stream already stores the consumer advisories ({exc.description}); "
+                f"name it in the broker's options as advisory_stream", permanent=True,
+            ) from None
+        if exc.err_code != 10058:  # 10058: created meanwhile by another console process
+            raise
+
+
+def place_filter(stream: str, consumer: str, kind: str) -> str:
+    """One advisory kind of one consumer (stream and consumer names cannot hold '.', '*', '>')."""
+    return f"{PREFIX}.{kind}.{stream}.{consumer}"
+
+
+def tracker_name(stream: str, consumer: str, kind: str) -> str:
+    digest = hashlib.sha256(f"{stream}\x00{consumer}\x00{kind}".encode()).hexdigest()[:20]
+    return f"dlo_{digest}"
+
+
+async def ensure_trackers(js: JetStreamContext, advisory_stream: str, stream: str, consumer: str
+                          ) -> list[ConsumerInfo]:
+    """The place's durable consumers on the advisory stream, one per advisory kind, made on
+    first use. One per kind because nats-server 2.9 accepts a consumer filter only when it lies
+    inside one of the stream's subjects, and takes one filter per consumer."""
+    trackers = []
+    for kind in REASONS:
+        name = tracker_name(stream, consumer, kind)
+        try:
+            trackers.append(await js.consumer_info(advisory_stream, name))
+            continue
+        except NotFoundError:
+            pass
+        trackers.append(await js.add_consumer(advisory_stream, ConsumerConfig(
+            durable_name=name, description=f"Dead Letter Office: {kind} of {stream}/{consumer}",
+            filter_subject=place_filter(stream, consumer, kind), deliver_policy=DeliverPolicy.ALL,
+            ack_policy=AckPolicy.EXPLICIT, ack_wait=TRACKER_ACK_WAIT, max_deliver=-1,
+        )))
+    return trackers
+
+
+def not_captured(trackers: list[ConsumerInfo]) -> int:
+    """Advisories the console has not acknowledged: never delivered, or delivered and unacked."""
+    return sum((t.num_pending or 0) + (t.num_ack_pending or 0) for t in trackers)
+
+
+@dataclass(frozen=True)
+class Advisory:
+    """One death as the server announced it."""
+
+    reason: str  # max_deliver or terminated
+    stream: str
+    consumer: str
+    stream_seq: int
+    deliveries: int
+    at: datetime | None
+    id: str
+    cause: str = ""  # the AckTerm reason, on servers that send one (2.11+)
+
+
+def parse(subject: str, data: bytes) -> Advisory:
+    """Read an advisory; a body that is not one raises ValueError."""
+    kind = subject[len(PREFIX) + 1:].split(".", 1)[0]
+    event = json.loads(data)
+    return Advisory(
+        reason=REASONS.get(kind, kind.lower()),
+        stream=str(event["stream"]),
+        consumer=str(event["consumer"]),
+        stream_seq=int(event["stream_seq"]),
+        deliveries=int(event.get("deliveries") or 0),
+        at=parse_time(event.get("timestamp")),
+        id=str(event.get("id", "")),
+        cause=str(event.get("reason", "") or ""),
+    )
+
+
+_FRACTION = re.compile(r"\.(\d+)")
+
+
+def parse_time(value: object) -> datetime | None:
+    """RFC 3339 with nanoseconds (Go's format) -> an aware datetime (microseconds kept)."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), value, count=1)
+    text = text.replace("Z", "+00:00").replace("z", "+00:00")
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

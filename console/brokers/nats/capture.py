@@ -1,0 +1,115 @@
+"""Capture from one dead place: read its advisories, fetch each dead message, ack after commit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+
+from console.brokers.base import CaptureSession, PlaceRef, Received
+from console.brokers.nats import advisories
+from console.brokers.nats.letters import fetch_dead, letter
+
+if TYPE_CHECKING:
+    from console.brokers.nats.adapter import NatsAdapter
+
+log = logging.getLogger(__name__)
+
+
+class NatsCapture(CaptureSession):
+    """Batches of letters from the place's advisory consumers (one per advisory kind).
+
+    ``ack`` acknowledges the advisories, so they are not captured again; ``close`` naks the
+    ones not acknowledged so the next capture gets them at once (flagged redelivered, so a copy
+    committed before a crash is matched instead of stored twice).
+
+    The place is drained when no advisory is waiting and none is out with another session: the
+    advisories a crashed capture held come back after ``TRACKER_ACK_WAIT``, and this session
+    waits for them rather than report the place empty while they are still out.
+    """
+
+    def __init__(self, adapter: NatsAdapter, place: PlaceRef) -> None:
+        self.adapter = adapter
+        self.place = place
+        self.unacked: dict[int, Any] = {}
+        self._subscriptions: dict[str, Any] = adapter.call(self._subscribe)
+
+    async def _subscribe(self, js: JetStreamContext) -> dict[str, Any]:
+        trackers = await advisories.ensure_trackers(js, self.adapter.advisory_stream, self.place.scope,
+                                                    self.place.name)
+        return {t.name: await js.pull_subscribe_bind(t.name, self.adapter.advisory_stream) for t in trackers}
+
+    def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
+        batch = self.adapter.call(lambda js: self._next(js, max_count), timeout=advisories.TRACKER_ACK_WAIT + 60)
+        for received in batch:
+            self.unacked[id(received.token)] = received.token
+        return batch
+
+    async def _next(self, js: JetStreamContext, max_count: int) -> list[Received]:
+        notes: list[Any] = []
+        out_elsewhere: list[str] = []
+        for name, subscription in self._subscriptions.items():
+            if len(notes) >= max_count:
+                break
+            tracker = await js.consumer_info(self.adapter.advisory_stream, name)
+            if tracker.num_pending:
+                notes += await _fetch(subscription, min(max_count - len(notes), tracker.num_pending), 5.0)
+            elif tracker.num_ack_pending:
+                out_elsewhere.append(name)
+        if not notes and out_elsewhere:
+            # Everything left is held by a capture that died before acking: wait for the server
+            # to hand it back.
+            subscription = self._subscriptions[out_elsewhere[0]]
+            notes = await _fetch(subscription, max_count, advisories.TRACKER_ACK_WAIT + 5)
+        return [received for note in notes if (received := await self._letter(js, note)) is not None]
+
+    async def _letter(self, js: JetStreamContext, note: Any) -> Received | None:
+        try:
+            advisory = advisories.parse(note.subject, note.data)
+        except (ValueError, KeyError, TypeError):
+            # Not an advisory the server wrote (anyone may publish on these subjects): there is
+            # no letter behind it, so drop it for good.
+            log.warning("dropping an unreadable advisory on %r", note.subject)
+            await note.term()
+            return None
+        message = await fetch_dead(js, advisory)
+        return letter(advisory, message, token=note, redelivered=note.metadata.num_delivered > 1)
+
+    def ack(self, batch: Sequence[Received]) -> None:
+        notes = [received.token for received in batch]
+
+        async def ack_all(js: JetStreamContext) -> None:
+            # ack_sync waits for the server: once it returns, a later capture cannot see them.
+            await asyncio.gather(*(note.ack_sync() for note in notes))
+
+        self.adapter.call(ack_all)
+        for note in notes:
+            self.unacked.pop(id(note), None)
+
+    def close(self) -> None:
+        notes, self.unacked = list(self.unacked.values()), {}
+        subscriptions, self._subscriptions = list(self._subscriptions.values()), {}
+        if not subscriptions or not self.adapter.connected:
+            return
+
+        async def hand_back(js: JetStreamContext) -> None:
+            for note in notes:
+                await note.nak()
+            for subscription in subscriptions:
+                await subscription.unsubscribe()
+
+        try:
+            self.adapter.call(hand_back, timeout=10)
+        except Exception:  # best effort: unacked advisories come back after ack_wait anyway
+            log.warning("could not hand back %d advisories; they return after ack_wait", len(notes))
+
+
+async def _fetch(subscription: Any, count: int, timeout: float) -> list[Any]:
+    try:
+        return await subscription.fetch(count, timeout=timeout)
+    except NatsTimeout:
+        return []

@@ -1,0 +1,171 @@
+"""Fixtures for the NATS JetStream tests: the real nats-server on 127.0.0.1:4222, a stream and a
+durable consumer of their own per test (uuid names, deleted afterwards), and a worker that makes
+real dead letters by failing the way applications do (NAK until max_deliver, or AckTerm)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import pytest
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, RawStreamMsg, StreamConfig
+from nats.js.errors import NotFoundError
+
+from console.brokers import BrokerConfig, PlaceRef
+from console.brokers.nats import advisories
+from console.brokers.nats.connection import connect
+from console.brokers.nats.loop import LoopThread
+
+NATS_URL = "nats://127.0.0.1:4222"
+T = TypeVar("T")
+
+
+class Nats:
+    """A plain nats-py connection for the test's own moves (publishing, failing, inspecting)."""
+
+    def __init__(self) -> None:
+        self._loop = LoopThread("nats-tests")
+        self.client: Client = self._loop.run(connect(BrokerConfig(kind="nats", url=NATS_URL)), 10)
+
+    def __call__(self, action: Callable[[JetStreamContext], Awaitable[T]], timeout: float = 30) -> T:
+        async def run() -> T:
+            return await action(self.client.jetstream())
+
+        return self._loop.run(run(), timeout)
+
+    def close(self) -> None:
+        self._loop.stop(self.client.close())
+
+
+@pytest.fixture(scope="session")
+def nats_tool():
+    tool = Nats()
+    # The advisory stream must exist before the first death: the console makes it on check().
+    tool(lambda js: advisories.ensure_stream(js, advisories.STREAM))
+    yield tool
+    tool.close()
+
+
+class FailingConsumer:
+    """A stream ``DLOT_<id>`` on ``dlot.<id>.>`` and a durable pull consumer ``worker_<id>``
+    (max_deliver=2, ack_wait=1s) whose worker fails on purpose."""
+
+    MAX_DELIVER = 2
+
+    def __init__(self, nats: Nats, **stream_options: Any) -> None:
+        self.nats = nats
+        suffix = uuid.uuid4().hex[:10]
+        self.stream = f"DLOT_{suffix}"
+        self.consumer = f"worker_{suffix}"
+        self.subject_prefix = f"dlot.{suffix}"
+        nats(lambda js: js.add_stream(StreamConfig(name=self.stream, subjects=[f"{self.subject_prefix}.>"],
+                                                   **stream_options)))
+        nats(lambda js: js.add_consumer(self.stream, ConsumerConfig(
+            durable_name=self.consumer, max_deliver=self.MAX_DELIVER, ack_wait=1.0, ack_policy=AckPolicy.EXPLICIT,
+        )))
+        self._subscription = nats(lambda js: js.pull_subscribe_bind(self.consumer, self.stream))
+
+    @property
+    def place(self) -> PlaceRef:
+        return PlaceRef(self.consumer, self.stream)
+
+    def subject(self, leaf: str = "orders") -> str:
+        return f"{self.subject_prefix}.{leaf}"
+
+    def publish(self, body: bytes, headers: dict[str, str] | None = None, leaf: str = "orders") -> int:
+        """Publish to the stream; returns the stream sequence."""
+        ack = self.nats(lambda js: js.publish(self.subject(leaf), body, headers=headers))
+        return ack.seq
+
+    def fetch(self, count: int = 10, wait: float = 1.0) -> list:
+        async def take(js):
+            try:
+                return await self._subscription.fetch(count, timeout=wait)
+            except TimeoutError:
+                return []
+
+        return self.nats(take)
+
+    def fail_until_dead(self, deaths: int) -> None:
+        """NAK every delivery until the server gives up on ``deaths`` messages (MAX_DELIVERIES)."""
+        deadline = time.monotonic() + 20
+        while self.advisories_recorded() < deaths and time.monotonic() < deadline:
+            for message in self.fetch(wait=0.5):
+                self.nats(lambda js: message.nak())
+        assert self.advisories_recorded() >= deaths, "the server never gave up on the messages"
+
+    def terminate_next(self) -> int:
+        """The worker decides a message can never succeed: AckTerm (MSG_TERMINATED)."""
+        before = self.advisories_recorded()
+        (message,) = self.fetch(1)
+        self.nats(lambda js: message.term())
+        self.wait_for_advisories(before + 1)
+        return message.metadata.sequence.stream
+
+    def advisories_recorded(self) -> int:
+        """Advisories about this consumer in the console's advisory stream (the server's count)."""
+        subject = f"{advisories.PREFIX}.*.{self.stream}.{self.consumer}"
+        info = self.nats(lambda js: js.stream_info(advisories.STREAM, subjects_filter=subject))
+        return sum((info.state.subjects or {}).values())
+
+    def wait_for_advisories(self, count: int) -> None:
+        deadline = time.monotonic() + 10
+        while self.advisories_recorded() < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert self.advisories_recorded() >= count, "the advisory never reached the advisory stream"
+
+    def stored(self, seq: int) -> RawStreamMsg | None:
+        try:
+            return self.nats(lambda js: js.get_msg(self.stream, seq))
+        except NotFoundError:
+            return None
+
+    def consumer_state(self) -> tuple:
+        """What a consumer of the stream would notice if something had touched its messages."""
+        info = self.nats(lambda js: js.consumer_info(self.stream, self.consumer))
+        return (info.delivered.stream_seq, info.delivered.consumer_seq, info.ack_floor.stream_seq,
+                info.num_ack_pending, info.num_redelivered, info.num_pending)
+
+    def cleanup(self) -> None:
+        async def remove(js: JetStreamContext) -> None:
+            await self._subscription.unsubscribe()
+            actions = [lambda: js.delete_stream(self.stream)]
+            for kind in advisories.REASONS:
+                actions += [
+                    lambda kind=kind: js.delete_consumer(advisories.STREAM,
+                                                         advisories.tracker_name(self.stream, self.consumer, kind)),
+                    lambda kind=kind: js.purge_stream(advisories.STREAM,
+                                                      subject=advisories.place_filter(self.stream, self.consumer, kind)),
+                ]
+            for action in actions:
+                try:
+                    await action()
+                except NotFoundError:
+                    pass
+
+        self.nats(remove)
+
+
+@pytest.fixture
+def failing_consumer(nats_tool):
+    """Make a fresh source; call it again for more (e.g. with ``max_age=1``)."""
+    made: list[FailingConsumer] = []
+
+    def make(**stream_options: Any) -> FailingConsumer:
+        made.append(FailingConsumer(nats_tool, **stream_options))
+        return made[-1]
+
+    yield make
+    for source in made:
+        source.cleanup()
+
+
+@pytest.fixture
+def nats_broker(db):
+    from console.services.brokers import do_add_broker
+
+    return do_add_broker(actor="tests", name="nats-local", kind="nats", url=NATS_URL)
