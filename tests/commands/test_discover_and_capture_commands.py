@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError
 
 from console.brokers.memory.adapter import Message
-from console.management.cli import os_user
+from console.management.cli import find_place, os_user
 from console.models import AuditEvent, DeadLetter, DeadPlace, Job
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +85,15 @@ def test_capture_needs_a_reason_and_a_known_place(memory_broker, manage):
     with pytest.raises(CommandError, match="broker:queue"):
         manage("capture", "orders.dlq", "--reason", "x")
     assert not Job.objects.exists()
+
+
+def test_a_place_is_named_by_id_by_queue_or_by_vhost_and_queue(memory_broker):
+    fake, broker = memory_broker
+    default = DeadPlace.objects.create(broker=broker, name="orders.dlq", scope="/")
+    other = DeadPlace.objects.create(broker=broker, name="orders.dlq", scope="eu")
+    assert find_place(str(other.pk)) == other
+    assert find_place("mem:/orders.dlq") == default
+    assert find_place("mem://orders.dlq") == default  # as the place prints itself
+    assert find_place("mem:eu/orders.dlq") == other
+    with pytest.raises(CommandError, match="names several places"):
+        find_place("mem:orders.dlq")
