@@ -68,5 +68,6 @@ def test_peek_shows_the_letters_and_changes_nothing(nats_broker, failing_consume
     assert [m.envelope.reason for m in first] == ["max_deliver", "max_deliver"]
     assert source.consumer_state() == consumer_before
     assert stats_after.depth == stats_before.depth == 2
+    assert stats_after.oldest_at == stats_before.oldest_at is not None
     assert all(source.stored(seq) is not None for seq in seqs)
     assert capture(place).done == 2  # everything peeked is still there to capture

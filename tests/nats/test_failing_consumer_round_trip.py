@@ -31,7 +31,8 @@ def test_max_deliver_death_is_captured_replayed_once_and_the_original_deleted(na
     assert dead.last_failed_at is not None
     assert dead.envelope_details["stream"] == source.stream and dead.envelope_details["stream_seq"] == seq
     assert source.stored(seq) is not None, "capture must leave the original for the stream's other consumers"
-    assert DeadPlace.objects.get(pk=place.pk).depth == 0
+    emptied = DeadPlace.objects.get(pk=place.pk)
+    assert (emptied.depth, emptied.oldest_at) == (0, None)
 
     replay([dead])
     dead.refresh_from_db()

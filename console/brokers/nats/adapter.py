@@ -47,7 +47,17 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerInfo, RawStreamMsg
 from nats.js.errors import NotFoundError
 
-from console.brokers.base import Adapter, BrokerConfig, BrokerError, CaptureSession, Outgoing, PlaceInfo, PlaceRef, PublishResult, Received
+from console.brokers.base import (
+    Adapter,
+    BrokerConfig,
+    BrokerError,
+    CaptureSession,
+    Outgoing,
+    PlaceInfo,
+    PlaceRef,
+    PublishResult,
+    Received,
+)
 from console.brokers.nats import advisories
 from console.brokers.nats.capture import NatsCapture
 from console.brokers.nats.connection import connect, translate
@@ -125,7 +135,7 @@ class NatsAdapter(Adapter):
                 for consumer in await _all(lambda offset: js.consumers_info(name, offset)):
                     if _is_source(consumer):
                         trackers = await advisories.ensure_trackers(js, self.advisory_stream, name, consumer.name)
-                        found.append(_place(consumer, trackers))
+                        found.append(await self._describe(js, PlaceRef(consumer.name, name), consumer, trackers))
             return found
 
         return self.call(places)
@@ -136,12 +146,31 @@ class NatsAdapter(Adapter):
             try:
                 source = await js.consumer_info(place.scope, place.name)
             except NotFoundError:
-                return PlaceInfo(name=place.name, scope=place.scope, kind="consumer", discovered_by="advisory",
-                                 origins=[place.name], depth=advisories.not_captured(trackers), consumers=0,
-                                 details={"source_consumer": "gone"})
-            return _place(source, trackers)
+                source = None
+            return await self._describe(js, place, source, trackers)
 
         return self.call(info)
+
+    async def _describe(self, js: JetStreamContext, place: PlaceRef, source: ConsumerInfo | None,
+                        trackers: list[ConsumerInfo]) -> PlaceInfo:
+        """Depth and oldest death from the console's advisory consumers; the rest from the source
+        consumer (None when it was deleted: its recorded deaths can still be captured)."""
+        oldest = [note.time for tracker in trackers
+                  for note in await _unacknowledged(js, self.advisory_stream, tracker, 1) if note.time]
+        info = PlaceInfo(
+            name=place.name, scope=place.scope, kind="consumer", discovered_by="advisory", origins=[place.name],
+            depth=advisories.not_captured(trackers), oldest_at=min(oldest, default=None),
+            consumers=1 if source else 0, details={"advisory_consumers": [t.name for t in trackers]},
+        )
+        if source is None:
+            info.details["source_consumer"] = "gone"
+        else:
+            info.details.update(
+                max_deliver=source.config.max_deliver, filter_subject=source.config.filter_subject or "",
+                num_pending=source.num_pending, num_ack_pending=source.num_ack_pending,
+                num_redelivered=source.num_redelivered,
+            )
+        return info
 
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         return NatsCapture(self, place)
@@ -197,21 +226,6 @@ async def _unacknowledged(js: JetStreamContext, stream: str, tracker: ConsumerIn
         notes.append(note)
         seq = (note.seq or seq) + 1
     return notes
-
-
-def _place(source: ConsumerInfo, trackers: list[ConsumerInfo]) -> PlaceInfo:
-    return PlaceInfo(
-        name=source.name, scope=source.stream_name, kind="consumer", discovered_by="advisory",
-        origins=[source.name], depth=advisories.not_captured(trackers), consumers=1,
-        details={
-            "max_deliver": source.config.max_deliver,
-            "filter_subject": source.config.filter_subject or "",
-            "num_pending": source.num_pending,
-            "num_ack_pending": source.num_ack_pending,
-            "num_redelivered": source.num_redelivered,
-            "advisory_consumers": [t.name for t in trackers],
-        },
-    )
 
 
 async def _all(page: Callable[[int], Awaitable[list[T]]]) -> list[T]:

@@ -73,6 +73,9 @@ async def ensure_trackers(js: JetStreamContext, advisory_stream: str, stream: st
     """The place's durable consumers on the advisory stream, one per advisory kind, made on
     first use. One per kind because nats-server 2.9 accepts a consumer filter only when it lies
     inside one of the stream's subjects, and takes one filter per consumer."""
+    if not stream or not consumer:
+        raise BrokerError("a NATS dead place is a consumer: name the consumer, with its stream as the scope",
+                          permanent=True)
     trackers = []
     for kind in REASONS:
         name = tracker_name(stream, consumer, kind)
@@ -85,6 +88,9 @@ async def ensure_trackers(js: JetStreamContext, advisory_stream: str, stream: st
             durable_name=name, description=f"Dead Letter Office: {kind} of {stream}/{consumer}",
             filter_subject=place_filter(stream, consumer, kind), deliver_policy=DeliverPolicy.ALL,
             ack_policy=AckPolicy.EXPLICIT, ack_wait=TRACKER_ACK_WAIT, max_deliver=-1,
+            # A consumer whose place nobody captured for longer than advisories are kept goes
+            # away; made again, it can only find deaths younger than that, none captured.
+            inactive_threshold=2 * KEEP_SECONDS,
         )))
     return trackers
 

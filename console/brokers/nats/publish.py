@@ -3,7 +3,11 @@
 The replay id becomes the ``Nats-Msg-Id``, so the stream drops a duplicate published again
 within its dedup window (2 minutes by default) after a crash. Once the new copy is stored, the
 original is deleted from its stream by sequence (it stayed there after its consumer gave up);
-an original that is gone already is fine.
+an original that is gone already is fine. The letter's own ``Nats-Msg-Id`` stays in custody
+(its message id) and is not sent again.
+
+A message bigger than the server's ``max_payload`` (headers included) is refused here: sent,
+it would make the server close the whole connection.
 """
 
 from __future__ import annotations
@@ -34,16 +38,22 @@ def subject_of(out: Outgoing) -> str:
 
 
 def wire_headers(out: Outgoing) -> dict[str, str]:
-    """The headers to send: nats-py sends text only, one value per key."""
+    """The headers to send: nats-py sends text only, one value per key.
+
+    The letter's own ``Nats-Msg-Id`` is replaced by the replay id (or dropped without one):
+    within the dedup window the stream would take the old id for a duplicate and silently
+    store nothing, and the original would then be deleted.
+    """
     headers: dict[str, str] = {}
     for key, value in out.headers.items():
-        if key.lower().startswith("nats-expected-"):
-            continue  # expectations about the stream at first publish would fail now
+        lowered = key.lower()
+        if lowered == MSG_ID_HEADER.lower():
+            continue
+        if lowered.startswith("nats-expected-"):
+            continue  # the first publish's expectations about the stream would fail now
         headers[key] = _text(value)
-    replay_id = headers.get(REPLAY_ID_HEADER)
-    if replay_id:
-        headers.pop(next((k for k in headers if k.lower() == MSG_ID_HEADER.lower()), MSG_ID_HEADER), None)
-        headers[MSG_ID_HEADER] = replay_id
+    if headers.get(REPLAY_ID_HEADER):
+        headers[MSG_ID_HEADER] = headers[REPLAY_ID_HEADER]
     return headers
 
 
