@@ -72,7 +72,7 @@ def vhost():
 def test_on_rabbitmq_the_letters_die_for_real_and_are_captured(manage, vhost):
     url = f"amqp://guest:guest@127.0.0.1:5672/{vhost}"
     printed = manage("demo", "--rabbitmq-url", url, "--management-url", "http://guest:guest@127.0.0.1:15672/")
-    assert "12 of them were rejected and dead-lettered" in printed.out
+    assert "rejected 12 of them, so 12 letters now wait in the DLQs" in printed.out
     _check_demo_letters()
     broker = Broker.objects.get(name="local-rabbit")
     assert (broker.kind, broker.url, broker.password) == ("rabbitmq", f"amqp://127.0.0.1:5672/{vhost}", "guest")

@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token
 from console.jobs.runner import run_job
 from console.management.cli import ActorCommand, printable
 from console.management.demo import memory, rabbitmq
-from console.management.demo.catalogue import DEAD_LETTER_QUEUES, dead_letter_count
+from console.management.demo.catalogue import DEAD_LETTER_QUEUES, dead_letter_count, messages
 from console.models import Broker, DeadLetter, DeadPlace
 from console.services.brokers import do_add_broker, do_discover
 from console.services.jobs import JobError, do_capture
@@ -92,9 +92,9 @@ class Command(ActorCommand):
         )
         waiting = sum(rabbitmq.dead_letter_depths(url).values())
         if not in_custody.exists() and waiting == 0:
-            died = rabbitmq.make_letters_die(url)
-            self.stdout.write(f"RabbitMQ: published the demo orders; {died} of them were rejected "
-                              f"and dead-lettered (expected {dead_letter_count()})")
+            held = rabbitmq.make_letters_die(url)
+            self.stdout.write(f"RabbitMQ: published {len(messages())} demo orders; the consumers rejected "
+                              f"{dead_letter_count()} of them, so {held} letters now wait in the DLQs")
         broker = Broker.objects.filter(name=RABBIT_BROKER).first()
         if broker is None:
             broker = do_add_broker(actor=actor, name=RABBIT_BROKER, kind="rabbitmq", url=url,
