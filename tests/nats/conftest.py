@@ -4,6 +4,9 @@ real dead letters by failing the way applications do (NAK until max_deliver, or 
 
 from __future__ import annotations
 
+import shutil
+import socket
+import subprocess
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -27,12 +30,15 @@ T = TypeVar("T")
 class Nats:
     """A plain nats-py connection for the test's own moves (publishing, failing, inspecting)."""
 
-    def __init__(self) -> None:
+    def __init__(self, url: str = NATS_URL) -> None:
+        self.config = BrokerConfig(kind="nats", url=url)
         self._loop = LoopThread("nats-tests")
-        self.client: Client = self._loop.run(connect(BrokerConfig(kind="nats", url=NATS_URL)), 10)
+        self.client: Client = self._loop.run(connect(self.config), 10)
 
     def __call__(self, action: Callable[[JetStreamContext], Awaitable[T]], timeout: float = 30) -> T:
         async def run() -> T:
+            if self.client.is_closed:  # the server went away and came back
+                self.client = await connect(self.config)
             return await action(self.client.jetstream())
 
         return self._loop.run(run(), timeout)
@@ -56,8 +62,9 @@ class FailingConsumer:
 
     MAX_DELIVER = 2
 
-    def __init__(self, nats: Nats, **stream_options: Any) -> None:
+    def __init__(self, nats: Nats, *, advisory_stream: str = advisories.STREAM, **stream_options: Any) -> None:
         self.nats = nats
+        self.advisory_stream = advisory_stream
         suffix = uuid.uuid4().hex[:10]
         self.stream = f"DLOT_{suffix}"
         self.consumer = f"worker_{suffix}"
@@ -80,6 +87,20 @@ class FailingConsumer:
         """Publish to the stream; returns the stream sequence."""
         ack = self.nats(lambda js: js.publish(self.subject(leaf), body, headers=headers))
         return ack.seq
+
+    def publish_raw_headers(self, body: bytes, header_lines: list[bytes], leaf: str = "orders") -> None:
+        """Publish over a bare socket, for header bytes nats-py refuses to send (not UTF-8)."""
+        block = b"NATS/1.0\r\n" + b"".join(line + b"\r\n" for line in header_lines) + b"\r\n"
+        subject = self.subject(leaf).encode()
+        with socket.create_connection(("127.0.0.1", 4222), timeout=5) as wire:
+            wire.recv(4096)  # INFO
+            wire.sendall(b'CONNECT {"headers":true,"verbose":false,"pedantic":false}\r\n'
+                         + b"HPUB " + subject + b" %d %d\r\n" % (len(block), len(block) + len(body))
+                         + block + body + b"\r\nPING\r\n")
+            answer = b""
+            while b"PONG" not in answer and b"-ERR" not in answer:
+                answer += wire.recv(4096)
+        assert b"-ERR" not in answer, answer
 
     def fetch(self, count: int = 10, wait: float = 1.0) -> list:
         async def take(js):
@@ -109,7 +130,7 @@ class FailingConsumer:
     def advisories_recorded(self) -> int:
         """Advisories about this consumer in the console's advisory stream (the server's count)."""
         subject = f"{advisories.PREFIX}.*.{self.stream}.{self.consumer}"
-        info = self.nats(lambda js: js.stream_info(advisories.STREAM, subjects_filter=subject))
+        info = self.nats(lambda js: js.stream_info(self.advisory_stream, subjects_filter=subject))
         return sum((info.state.subjects or {}).values())
 
     def wait_for_advisories(self, count: int) -> None:
@@ -136,9 +157,9 @@ class FailingConsumer:
             actions = [lambda: js.delete_stream(self.stream)]
             for kind in advisories.REASONS:
                 actions += [
-                    lambda kind=kind: js.delete_consumer(advisories.STREAM,
+                    lambda kind=kind: js.delete_consumer(self.advisory_stream,
                                                          advisories.tracker_name(self.stream, self.consumer, kind)),
-                    lambda kind=kind: js.purge_stream(advisories.STREAM,
+                    lambda kind=kind: js.purge_stream(self.advisory_stream,
                                                       subject=advisories.place_filter(self.stream, self.consumer, kind)),
                 ]
             for action in actions:
@@ -169,3 +190,53 @@ def nats_broker(db):
     from console.services.brokers import do_add_broker
 
     return do_add_broker(actor="tests", name="nats-local", kind="nats", url=NATS_URL)
+
+
+class PrivateServer:
+    """A nats-server of our own on a free port, for the tests that stop a server, need
+    credentials, or shape streams in ways the shared server must not see."""
+
+    def __init__(self, *arguments: str) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"nats://127.0.0.1:{self.port}"
+        self.arguments = arguments
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        binary = shutil.which("nats-server") or "/usr/sbin/nats-server"
+        self.process = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(self.port), *self.arguments],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the private nats-server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+            self.process = None
+
+
+@pytest.fixture
+def private_server(tmp_path):
+    """With JetStream, its store under tmp (kept across stop/start)."""
+    server = PrivateServer("-js", "-sd", str(tmp_path / "jetstream"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def guarded_server():
+    """Without JetStream, wanting user ``dlo`` with password ``right``."""
+    server = PrivateServer("--user", "dlo", "--pass", "right")
+    server.start()
+    yield server.url
+    server.stop()

@@ -32,6 +32,24 @@ def test_binary_body_and_headers_survive_capture_and_replay(nats_broker, failing
     assert {k: again.headers[k] for k in HOSTILE} == HOSTILE
 
 
+def test_header_bytes_that_are_not_utf8_are_kept_as_bytes(nats_broker, failing_consumer):
+    source = failing_consumer()
+    source.publish_raw_headers(b"\x00\xff body", [b"x-latin1: caf\xe9", b"x-dup: one", b"x-dup: two"])
+    before = source.nats(lambda js: js.stream_info(source.stream)).state.messages
+    assert before == 1
+    source.fail_until_dead(1)
+    place = discover_place(nats_broker, source)
+    capture(place)
+    (letter,) = letters_of(place)
+    assert letter.body_bytes == b"\x00\xff body"
+    assert letter.headers == {"x-latin1": {"$bytes": "Y2Fm6Q=="}, "x-dup": ["one", "two"]}
+
+    replay([letter])  # nats-py sends text headers only: the bytes go as UTF-8 with replacement
+    (again,) = source.fetch()
+    assert again.data == b"\x00\xff body"
+    assert again.headers["x-latin1"] == "caf\ufffd" and again.headers["x-dup"] == "one, two"
+
+
 def test_a_body_near_one_mib_survives_and_one_that_cannot_be_republished_is_refused(nats_broker, failing_consumer):
     source = failing_consumer()
     limit = source.nats.client.max_payload  # 1 MiB on a default server, headers included

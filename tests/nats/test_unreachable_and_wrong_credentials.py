@@ -3,11 +3,6 @@ once (no endless reconnect loop) and the console changes nothing."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
-
 import pytest
 
 from console.brokers import BrokerConfig, BrokerError, PlaceRef
@@ -33,27 +28,6 @@ def test_an_unreachable_server_is_a_clear_temporary_error_and_nothing_changes():
     with NatsAdapter(broker.config()) as adapter:
         with pytest.raises(BrokerError, match="unreachable"):
             adapter.open_capture(PlaceRef("worker", "ORDERS"), prefetch=10)
-
-
-@pytest.fixture
-def guarded_server():
-    """A second nats-server of our own that wants a user and a password."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    binary = shutil.which("nats-server") or "/usr/sbin/nats-server"
-    server = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(port), "--user", "dlo", "--pass", "right"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield f"nats://127.0.0.1:{port}"
-    server.terminate()
-    server.wait(10)
 
 
 def test_wrong_credentials_are_a_permanent_error(guarded_server):

@@ -2,7 +2,9 @@
 
 Connection string: ``nats://host:4222``. Credentials: ``username`` + ``password``, or a
 ``password`` alone sent as a token. Options: ``advisory_stream`` (default ``DLO_ADVISORIES``),
-the stream where the console keeps the delivery advisories.
+the stream where the console keeps the delivery advisories; ``advisory_ack_wait`` (seconds,
+default 30), how long advisories taken by a capture that died stay out of sight (set when the
+console first makes a place's advisory consumers).
 
 How letters die and where the console finds them:
 
@@ -79,6 +81,7 @@ class NatsAdapter(Adapter):
     def __init__(self, config: BrokerConfig) -> None:
         super().__init__(config)
         self.advisory_stream = str(config.options.get("advisory_stream") or advisories.STREAM)
+        self.advisory_ack_wait = float(config.options.get("advisory_ack_wait") or advisories.TRACKER_ACK_WAIT)
         self._loop: LoopThread | None = None
         self._client: Client | None = None
 
@@ -104,6 +107,11 @@ class NatsAdapter(Adapter):
             raise
         except Exception as exc:
             raise translate(exc, self.config) from exc
+
+    async def trackers(self, js: JetStreamContext, place: PlaceRef) -> list[ConsumerInfo]:
+        """The console's advisory consumers for one place, made on first use."""
+        return await advisories.ensure_trackers(js, self.advisory_stream, place.scope, place.name,
+                                                self.advisory_ack_wait)
 
     def close(self) -> None:
         loop, client = self._loop, self._client
@@ -134,7 +142,7 @@ class NatsAdapter(Adapter):
                     continue
                 for consumer in await _all(lambda offset: js.consumers_info(name, offset)):
                     if _is_source(consumer):
-                        trackers = await advisories.ensure_trackers(js, self.advisory_stream, name, consumer.name)
+                        trackers = await self.trackers(js, PlaceRef(consumer.name, name))
                         found.append(await self._describe(js, PlaceRef(consumer.name, name), consumer, trackers))
             return found
 
@@ -142,7 +150,7 @@ class NatsAdapter(Adapter):
 
     def stats(self, place: PlaceRef) -> PlaceInfo:
         async def info(js: JetStreamContext) -> PlaceInfo:
-            trackers = await advisories.ensure_trackers(js, self.advisory_stream, place.scope, place.name)
+            trackers = await self.trackers(js, place)
             try:
                 source = await js.consumer_info(place.scope, place.name)
             except NotFoundError:
@@ -179,7 +187,7 @@ class NatsAdapter(Adapter):
         """The place's letters not yet captured, read with MSG.GET: no consumer sees the reads."""
 
         async def browse(js: JetStreamContext) -> list[Received]:
-            trackers = await advisories.ensure_trackers(js, self.advisory_stream, place.scope, place.name)
+            trackers = await self.trackers(js, place)
             notes: list[RawStreamMsg] = []
             for tracker in trackers:
                 notes += await _unacknowledged(js, self.advisory_stream, tracker, limit)

@@ -68,8 +68,8 @@ def tracker_name(stream: str, consumer: str, kind: str) -> str:
     return f"dlo_{digest}"
 
 
-async def ensure_trackers(js: JetStreamContext, advisory_stream: str, stream: str, consumer: str
-                          ) -> list[ConsumerInfo]:
+async def ensure_trackers(js: JetStreamContext, advisory_stream: str, stream: str, consumer: str,
+                          ack_wait: float = TRACKER_ACK_WAIT) -> list[ConsumerInfo]:
     """The place's durable consumers on the advisory stream, one per advisory kind, made on
     first use. One per kind because nats-server 2.9 accepts a consumer filter only when it lies
     inside one of the stream's subjects, and takes one filter per consumer."""
@@ -87,7 +87,7 @@ async def ensure_trackers(js: JetStreamContext, advisory_stream: str, stream: st
         trackers.append(await js.add_consumer(advisory_stream, ConsumerConfig(
             durable_name=name, description=f"Dead Letter Office: {kind} of {stream}/{consumer}",
             filter_subject=place_filter(stream, consumer, kind), deliver_policy=DeliverPolicy.ALL,
-            ack_policy=AckPolicy.EXPLICIT, ack_wait=TRACKER_ACK_WAIT, max_deliver=-1,
+            ack_policy=AckPolicy.EXPLICIT, ack_wait=ack_wait, max_deliver=-1,
             # A consumer whose place nobody captured for longer than advisories are kept goes
             # away; made again, it can only find deaths younger than that, none captured.
             inactive_threshold=2 * KEEP_SECONDS,

@@ -28,7 +28,7 @@ class NatsCapture(CaptureSession):
     committed before a crash is matched instead of stored twice).
 
     The place is drained when no advisory is waiting and none is out with another session: the
-    advisories a crashed capture held come back after ``TRACKER_ACK_WAIT``, and this session
+    advisories a crashed capture held come back after the ack wait, and this session
     waits for them rather than report the place empty while they are still out.
     """
 
@@ -39,19 +39,18 @@ class NatsCapture(CaptureSession):
         self._subscriptions: dict[str, Any] = adapter.call(self._subscribe)
 
     async def _subscribe(self, js: JetStreamContext) -> dict[str, Any]:
-        trackers = await advisories.ensure_trackers(js, self.adapter.advisory_stream, self.place.scope,
-                                                    self.place.name)
+        trackers = await self.adapter.trackers(js, self.place)
         return {t.name: await js.pull_subscribe_bind(t.name, self.adapter.advisory_stream) for t in trackers}
 
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
-        batch = self.adapter.call(lambda js: self._next(js, max_count), timeout=advisories.TRACKER_ACK_WAIT + 60)
+        batch = self.adapter.call(lambda js: self._next(js, max_count), timeout=self.adapter.advisory_ack_wait + 60)
         for received in batch:
             self.unacked[id(received.token)] = received.token
         return batch
 
     async def _next(self, js: JetStreamContext, max_count: int) -> list[Received]:
         notes: list[Any] = []
-        out_elsewhere: list[str] = []
+        out_elsewhere: list[tuple[str, float]] = []
         for name, subscription in self._subscriptions.items():
             if len(notes) >= max_count:
                 break
@@ -59,12 +58,12 @@ class NatsCapture(CaptureSession):
             if tracker.num_pending:
                 notes += await _fetch(subscription, min(max_count - len(notes), tracker.num_pending), 5.0)
             elif tracker.num_ack_pending:
-                out_elsewhere.append(name)
+                out_elsewhere.append((name, tracker.config.ack_wait or self.adapter.advisory_ack_wait))
         if not notes and out_elsewhere:
             # Everything left is held by a capture that died before acking: wait for the server
             # to hand it back.
-            subscription = self._subscriptions[out_elsewhere[0]]
-            notes = await _fetch(subscription, max_count, advisories.TRACKER_ACK_WAIT + 5)
+            name, ack_wait = out_elsewhere[0]
+            notes = await _fetch(self._subscriptions[name], max_count, ack_wait + 5)
         return [received for note in notes if (received := await self._letter(js, note)) is not None]
 
     async def _letter(self, js: JetStreamContext, note: Any) -> Received | None:
