@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from console.brokers.base import Adapter, BrokerConfig
 
 KINDS: dict[str, str] = {
+    "activemq": "console.brokers.activemq.adapter.ActiveMQAdapter",
     "memory": "console.brokers.memory.adapter.MemoryAdapter",
     "rabbitmq": "console.brokers.rabbitmq.adapter.RabbitMQAdapter",
     "nats": "console.brokers.nats.adapter.NatsAdapter",

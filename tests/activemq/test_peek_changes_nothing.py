@@ -1,0 +1,34 @@
+"""Peeking browses (browser:true): the letters stay, in order, not flagged as redelivered."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.brokers.base import BrokerConfig, PlaceRef
+from console.brokers.registry import get_adapter
+from tests.activemq.conftest import ACTIVEMQ_URL
+
+pytestmark = pytest.mark.activemq
+
+
+def test_peek_leaves_letters_as_they_were(amq, names):
+    queue, dlq = names.individual("orders")
+    for n in range(5):
+        amq.send(queue, f"order {n}".encode())
+    amq.fail_all(queue, 5)
+    before = amq.wait_for(dlq, 5)
+
+    with get_adapter(BrokerConfig(kind="activemq", url=ACTIVEMQ_URL)) as adapter:
+        first = adapter.peek(PlaceRef(dlq), 3)
+        again = adapter.peek(PlaceRef(dlq), 10)
+        with adapter.open_capture(PlaceRef(dlq), prefetch=10) as session:
+            taken = session.next_batch(10, wait_seconds=2)
+
+    assert [r.body for r in first] == [b"order 0", b"order 1", b"order 2"]
+    assert [r.body for r in again] == [f"order {n}".encode() for n in range(5)]
+    assert all(r.envelope.origin_queue == queue for r in again)
+    after = amq.mine(dlq)
+    assert [f.headers["message-id"] for f in after] == [f.headers["message-id"] for f in before]
+    # The first consumer after the peeks gets them in order, never delivered before.
+    assert [r.body for r in taken] == [f"order {n}".encode() for n in range(5)]
+    assert [r.redelivered for r in taken] == [False] * 5
