@@ -29,9 +29,11 @@ How letters die and where the console finds them:
   and ``details["gone"] = True`` (the death is recorded, the job succeeds); replaying it is
   refused with that explanation.
 - Replay: the job names the origin consumer as destination; the adapter publishes to the
-  message's subject (so every consumer of that stream sees it again: JetStream cannot address
-  one consumer). A move names a subject. The replay id goes into ``Nats-Msg-Id`` so JetStream
-  drops duplicates within its window; after the PubAck the original is deleted by sequence.
+  message's subject. JetStream cannot deliver to one consumer, so every consumer of that stream
+  (whose filter matches) sees it again; and when several consumers gave up on the same message,
+  each has its own letter, and replaying each publishes it once more. A move names a subject.
+  The replay id goes into ``Nats-Msg-Id`` so JetStream drops duplicates within its window
+  (2 minutes by default); after the PubAck the original is deleted by sequence.
 - Peek is safe: advisories and messages are read with MSG.GET, which changes no consumer.
 
 nats-py is asyncio-only: each adapter owns a private event loop on a background thread (its
@@ -140,7 +142,11 @@ class NatsAdapter(Adapter):
                 name = stream.config.name
                 if name == self.advisory_stream:
                     continue
-                for consumer in await _all(lambda offset: js.consumers_info(name, offset)):
+                try:
+                    consumers = await _all(lambda offset: js.consumers_info(name, offset))
+                except NotFoundError:
+                    continue  # deleted since the listing
+                for consumer in consumers:
                     if _is_source(consumer):
                         trackers = await self.trackers(js, PlaceRef(consumer.name, name))
                         found.append(await self._describe(js, PlaceRef(consumer.name, name), consumer, trackers))

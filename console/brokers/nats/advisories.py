@@ -6,8 +6,11 @@ advisory; both are plain core-NATS messages, lost if nobody listens at that mome
 console binds a stream of its own (``DLO_ADVISORIES``) to those subjects: the server stores
 each advisory even while no console process runs (verified on nats-server 2.9.10).
 
-Per dead place (one source consumer) the console keeps a durable pull consumer on that stream,
-filtered to the place's advisories: what it has not acknowledged is what is not yet captured.
+Per dead place (one source consumer) the console keeps durable pull consumers on that stream,
+one per advisory kind, filtered to the place's advisories: what they have not acknowledged is
+what is not yet captured. The stream keeps advisories for a month (and at most 1 GiB, oldest
+dropped first): a console down for longer loses the oldest deaths' announcements, not the
+messages themselves, which stay in their streams.
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, ConsumerInfo, DeliverPolicy, RetentionPolicy, StorageType, StreamConfig
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    ConsumerInfo,
+    DeliverPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
 from nats.js.errors import BadRequestError, NotFoundError
 
 from console.brokers.base import BrokerError

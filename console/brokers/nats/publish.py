@@ -21,7 +21,14 @@ from nats.js import JetStreamContext
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from console.brokers.base import Outgoing, PublishResult
-from console.brokers.nats.letters import CONSUMER_PROP, GONE_PROP, MSG_ID_HEADER, SEQ_PROP, STREAM_PROP, SUBJECT_PROP
+from console.brokers.nats.letters import (
+    CONSUMER_PROP,
+    GONE_PROP,
+    MSG_ID_HEADER,
+    SEQ_PROP,
+    STREAM_PROP,
+    SUBJECT_PROP,
+)
 
 REPLAY_ID_HEADER = "x-dlo-replay-id"  # console.services.custody.REPLAY_ID_HEADER (no Django here)
 PUBLISH_TIMEOUT = 10.0
