@@ -43,6 +43,7 @@ class NatsCapture(CaptureSession):
         return {t.name: await js.pull_subscribe_bind(t.name, self.adapter.advisory_stream) for t in trackers}
 
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
+        # No blind wait (``wait_seconds``): the advisory consumers say how many advisories wait.
         batch = self.adapter.call(lambda js: self._next(js, max_count), timeout=self.adapter.advisory_ack_wait + 60)
         for received in batch:
             self.unacked[id(received.token)] = received.token
