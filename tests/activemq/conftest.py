@@ -55,6 +55,22 @@ def amq(names):
 
 
 @pytest.fixture
+def nacked(amq, names):
+    """Makes letters the way a failing consumer does: sends ``bodies`` to a fresh ``indiv.*``
+    queue and NACKs each; returns (queue, its DLQ) once the DLQ holds them all."""
+
+    def make(bodies: list[bytes], base: str = "orders") -> tuple[str, str]:
+        queue, dlq = names.individual(base)
+        for body in bodies:
+            amq.send(queue, body)
+        amq.fail_all(queue, len(bodies))
+        assert len(amq.wait_for(dlq, len(bodies))) == len(bodies)
+        return queue, dlq
+
+    return make
+
+
+@pytest.fixture
 def make_broker(db, operator):
     """Adds the Broker row for the real ActiveMQ through the service, with the given options."""
     from console.services.brokers import do_add_broker

@@ -14,12 +14,8 @@ from tests.activemq import flow
 pytestmark = pytest.mark.activemq
 
 
-def test_a_session_closed_before_ack_leaves_the_letters(amq, names, make_broker, operator):
-    queue, dlq = names.individual("orders")
-    for n in range(3):
-        amq.send(queue, f"order {n}".encode())
-    amq.fail_all(queue, 3)
-    amq.wait_for(dlq, 3)
+def test_a_session_closed_before_ack_leaves_the_letters(amq, nacked, make_broker):
+    _, dlq = nacked([f"order {n}".encode() for n in range(3)])
     broker = make_broker(dead_places=[dlq])
 
     with broker.adapter() as adapter, adapter.open_capture(PlaceRef(dlq), prefetch=10) as session:
@@ -28,12 +24,8 @@ def test_a_session_closed_before_ack_leaves_the_letters(amq, names, make_broker,
     assert [f.body for f in left] == [b"order 0", b"order 1", b"order 2"]
 
 
-def test_committed_but_unacked_letters_are_not_stored_twice(amq, names, make_broker, operator):
-    queue, dlq = names.individual("orders")
-    for n in range(4):
-        amq.send(queue, f"order {n}".encode())
-    amq.fail_all(queue, 4)
-    amq.wait_for(dlq, 4)
+def test_committed_but_unacked_letters_are_not_stored_twice(amq, nacked, make_broker, operator):
+    _, dlq = nacked([f"order {n}".encode() for n in range(4)])
     place = flow.discovered(make_broker(dead_places=[dlq]), operator, dlq)
 
     # A capture that stored two letters and died before acknowledging them.

@@ -11,12 +11,9 @@ from tests.activemq.conftest import ACTIVEMQ_URL
 pytestmark = pytest.mark.activemq
 
 
-def test_peek_leaves_letters_as_they_were(amq, names):
-    queue, dlq = names.individual("orders")
-    for n in range(5):
-        amq.send(queue, f"order {n}".encode())
-    amq.fail_all(queue, 5)
-    before = amq.wait_for(dlq, 5)
+def test_peek_leaves_letters_as_they_were(amq, nacked):
+    queue, dlq = nacked([f"order {n}".encode() for n in range(5)])
+    before = amq.mine(dlq)
 
     with get_adapter(BrokerConfig(kind="activemq", url=ACTIVEMQ_URL)) as adapter:
         first = adapter.peek(PlaceRef(dlq), 3)

@@ -2,16 +2,19 @@
 
 stomp.py's ``Connection12`` reads frames on its own thread and calls listeners. ``StompLink``
 turns that into plain calls: a listener drops every frame into one queue, and the caller's
-thread takes them out with a deadline (``receipt``, ``next_message``), so nothing here can
-hang longer than its timeout. An ERROR frame or a dropped connection becomes a BrokerError on
-the caller's thread; ActiveMQ closes the connection after an ERROR, so a link is then dead
-(``alive`` is false) and the adapter opens a new one.
+thread takes them out with a deadline (``wait_receipt``, ``next_message``); writes are bounded
+by a socket send timeout. So nothing here can hang longer than its timeout. An ERROR frame or
+a dropped connection becomes a BrokerError on the caller's thread; ActiveMQ closes the
+connection after an ERROR, so a link is then dead (``alive`` is false) and the adapter opens
+a new one.
 """
 
 from __future__ import annotations
 
 import itertools
 import queue
+import socket
+import struct
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -98,7 +101,9 @@ class _Inbox(stomp.ConnectionListener):
         self.frames.put(("disconnected", None))
 
 
-def _is_login_refusal(text: str) -> bool:
+def _is_security_refusal(text: str) -> bool:
+    """ActiveMQ's authentication and authorization plugins refuse with these words; asking
+    again will not help."""
     lowered = text.lower()
     return any(word in lowered for word in ("password", "authenticat", "credentials", "not authorized",
                                              "user name", "security"))
@@ -131,20 +136,38 @@ class StompLink:
                                with_connect_command=True)
         except (StompException, OSError) as exc:
             self._stop_socket()
-            raise BrokerError(f"cannot reach ActiveMQ at {self.where}: {type(exc).__name__} {exc}".strip()) from None
-        kind, frame = self._take(time.monotonic() + timeout, waiting_for="the CONNECTED frame")
+            detail = str(exc) or "the connection was refused or timed out"
+            raise BrokerError(f"cannot reach ActiveMQ at {self.where}: {detail}") from None
+        try:
+            kind, frame = self._take(time.monotonic() + timeout, waiting_for="the CONNECTED frame")
+        except BrokerError:
+            self._stop_socket()
+            raise
         if kind == "connected":
             self.server = frame.headers.get("server", "")
             self.alive = True
+            self._bound_sends()
             return
         self._stop_socket()
         if kind == "error":
             text = _error_text(frame)
-            if _is_login_refusal(text):
+            if _is_security_refusal(text):
                 raise BrokerError(f"ActiveMQ at {self.where} refused the login of user "
                                   f"{config.username!r}: {text}", permanent=True)
             raise BrokerError(f"ActiveMQ at {self.where} refused the connection: {text}")
-        raise BrokerError(f"ActiveMQ at {self.where} closed the connection before CONNECTED")
+        raise BrokerError(f"cannot reach ActiveMQ at {self.where}: the connection closed before the broker "
+                          f"answered (is this its STOMP port?)")
+
+    def _bound_sends(self) -> None:
+        """stomp.py leaves its socket blocking with no timeout: a broker that stops reading
+        (producer flow control, a hung process) would hold a send for ever. A send timeout at
+        the socket level bounds writes only; reads stay untimed, which an idle capture needs."""
+        sock = getattr(self._conn.transport, "socket", None)
+        try:
+            seconds = int(RECEIPT_TIMEOUT_SECONDS)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, 0))
+        except (AttributeError, OSError, struct.error):
+            pass  # a platform without SO_SNDTIMEO: the receipt waits still bound every call
 
     # -- waiting for frames ----------------------------------------------------------------
 
@@ -170,7 +193,9 @@ class StompLink:
         elif kind == "error":
             self.alive = False
             self._stop_socket()
-            raise BrokerError(f"ActiveMQ at {self.where} refused {waiting_for}: {_error_text(frame)}")
+            text = _error_text(frame)
+            raise BrokerError(f"ActiveMQ at {self.where} refused {waiting_for}: {text}",
+                              permanent=_is_security_refusal(text))
         elif kind == "disconnected":
             self.alive = False
             raise BrokerError(f"lost the connection to ActiveMQ at {self.where} waiting for {waiting_for}")

@@ -8,6 +8,9 @@ sends it again with the same ``x-dlo-replay-id``, so a consumer can drop the dup
 
 ActiveMQ creates a queue on the first SEND to it, so a misspelt destination is created, not
 refused: "no such queue" cannot be detected over STOMP, and the adapter does not pretend to.
+What it does refuse, before sending, are names ActiveMQ would fan out: a wildcard
+(``orders.>``, ``orders.*``) sends to every matching queue, and a comma makes a composite
+destination that sends to each part.
 """
 
 from __future__ import annotations
@@ -18,26 +21,50 @@ from console.brokers.activemq import messages
 from console.brokers.activemq.connection import StompLink
 from console.brokers.base import BrokerError, Outgoing, PublishResult
 
+_FAN_OUT = (">", "*", ",")
+
+
+def refusal(destination: str) -> str:
+    """Why a destination name is refused, or "" when it names one queue or topic."""
+    name = messages.destination_of(destination).split("/", 2)[-1]
+    if not name.strip():
+        return "no destination named"
+    if any(mark in name for mark in _FAN_OUT):
+        return f"{destination!r} would reach several destinations (wildcard or composite name)"
+    return ""
+
 
 def publish(connect: Callable[[], StompLink], batch: list[Outgoing], window: int) -> list[PublishResult]:
     """A result per message, in order. ``connect`` gives a live link (a new one after an ERROR).
 
-    If the first window cannot be sent the BrokerError is raised, so the caller may wait and try
-    again; once a window was confirmed, later failures are reported per message instead.
+    If nothing could be sent yet when the connection fails, the BrokerError is raised, so the
+    caller may wait and try again; once a window was confirmed, later failures are reported
+    per message instead.
     """
-    results: list[PublishResult] = []
+    results: dict[int, PublishResult] = {}
+    sendable = []
+    for index, out in enumerate(batch):
+        why = refusal(out.destination)
+        if why:
+            results[index] = PublishResult(out.key, False, why)
+        else:
+            sendable.append(index)
     size = max(1, window)
-    for start in range(0, len(batch), size):
-        chunk = batch[start:start + size]
+    confirmed_any = False
+    for start in range(0, len(sendable), size):
+        chunk = sendable[start:start + size]
         try:
-            _send_window(connect(), chunk)
+            _send_window(connect(), [batch[i] for i in chunk])
         except BrokerError as exc:
-            if not results:
+            if not confirmed_any:
                 raise
-            results.extend(PublishResult(out.key, False, exc.message) for out in batch[start:])
-            return results
-        results.extend(PublishResult(out.key, True) for out in chunk)
-    return results
+            for index in sendable[start:]:
+                results[index] = PublishResult(batch[index].key, False, exc.message)
+            break
+        confirmed_any = True
+        for index in chunk:
+            results[index] = PublishResult(batch[index].key, True)
+    return [results[index] for index in range(len(batch))]
 
 
 def _send_window(link: StompLink, chunk: list[Outgoing]) -> None:
