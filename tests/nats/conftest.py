@@ -21,7 +21,7 @@ from nats.js.errors import NotFoundError
 from console.brokers import BrokerConfig, PlaceRef
 from console.brokers.nats import advisories
 from console.brokers.nats.connection import connect
-from console.brokers.nats.loop import LoopThread
+from console.brokers.asyncloop import LoopThread
 
 NATS_URL = "nats://127.0.0.1:4222"
 T = TypeVar("T")

@@ -66,7 +66,7 @@ from console.brokers.nats import advisories
 from console.brokers.nats.capture import NatsCapture
 from console.brokers.nats.connection import connect, translate
 from console.brokers.nats.letters import fetch_dead, letter
-from console.brokers.nats.loop import LoopThread
+from console.brokers.asyncloop import LoopThread
 from console.brokers.nats.publish import publish_all
 
 T = TypeVar("T")
