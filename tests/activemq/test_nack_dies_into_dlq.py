@@ -57,6 +57,12 @@ def test_nack_on_an_individual_queue_lands_in_its_own_dlq_and_is_discovered(amq,
     assert place.discovered_by == "convention"
     assert place.oldest_at is not None
     assert SHARED_DLQ in found  # always listed
+    assert place.details["depth_is_lower_bound"] is False
+
+    with adapter(known_queues=[queue], count_limit=2) as amq_adapter:
+        (counted,) = [p for p in amq_adapter.discover() if p.name == dlq]
+    assert (counted.depth, counted.details["depth_is_lower_bound"]) == (2, True)
+    assert len(amq.mine(dlq)) == 3  # counting stopped early, and took nothing
 
 
 def test_a_configured_dead_place_is_listed_even_when_empty(amq, names):

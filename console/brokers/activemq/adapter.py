@@ -11,7 +11,7 @@ Options (``BrokerConfig.options``, see ``connection.Options``): ``dead_places`` 
 always listed as dead places; ``prefixes`` (["DLQ."]): queue prefixes of individual dead
 letter strategies besides ``ActiveMQ.DLQ.Queue.``; ``known_queues`` ([]): application queues
 whose individual DLQs (``ActiveMQ.DLQ.Queue.<q>``, ``<prefix><q>``) discovery looks for;
-``browse_timeout`` (10 s).
+``browse_timeout`` (10 s); ``count_limit`` (10,000): where counting a place by browsing stops.
 
 Features:
 
@@ -19,8 +19,8 @@ Features:
   strategy's queue, always listed), the configured names, and the conventional names for the
   known queues. Each is counted by browsing it. Caveat: browsing a queue that does not exist
   makes ActiveMQ create it (empty); only names there is reason to expect are probed, and an
-  empty conventional candidate is not listed. Depth is counted by browse, so it stops at the
-  broker's ``maxBrowsePageSize`` (400): see ``places``. Origins are the
+  empty conventional candidate is not listed. Depth is counted by browse, up to
+  ``count_limit``: see ``places``. Origins are the
   ``original-destination`` headers seen while browsing; ``oldest_at`` the oldest JMS timestamp.
 * peek: ``browser:true``, which consumes nothing and changes no redelivery flag or order:
   ``can_peek_safely``.
@@ -40,9 +40,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from console.brokers.activemq import messages, places, publisher
+from console.brokers.activemq import places, publisher
 from console.brokers.activemq.capture import StompCapture
 from console.brokers.activemq.connection import Options, StompLink, server_address
+from console.brokers.activemq.messages import received
 from console.brokers.base import (
     Adapter,
     BrokerConfig,
@@ -92,7 +93,7 @@ class ActiveMQAdapter(Adapter):
 
     def peek(self, place: PlaceRef, limit: int) -> list[Received]:
         """The first ``limit`` letters, browsed: nothing is consumed or flagged redelivered."""
-        return [messages.received(frame, place.name)
+        return [received(frame, place.name)
                 for frame in places.browse(self._connected(), place.name, self.options, limit=limit)]
 
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
@@ -105,8 +106,8 @@ class ActiveMQAdapter(Adapter):
             link.close()
             raise
 
-    def publish(self, messages_: Iterable[Outgoing], *, window: int) -> list[PublishResult]:
-        return publisher.publish(self._connected, list(messages_), window)
+    def publish(self, messages: Iterable[Outgoing], *, window: int) -> list[PublishResult]:
+        return publisher.publish(self._connected, list(messages), window)
 
     def close(self) -> None:
         if self._link is not None:

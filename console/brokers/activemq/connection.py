@@ -48,6 +48,8 @@ class Options:
     known_queues: tuple[str, ...] = ()
     #: How long a browse may wait for the broker's next message before giving up on it.
     browse_timeout: float = 10.0
+    #: Counting a place reads its messages; it stops here, and the depth is a lower bound.
+    count_limit: int = 10_000
 
     @classmethod
     def from_config(cls, options: dict[str, Any]) -> Options:
@@ -63,6 +65,7 @@ class Options:
                 prefixes=names("prefixes", cls.prefixes),
                 known_queues=names("known_queues"),
                 browse_timeout=float(options.get("browse_timeout", cls.browse_timeout)),
+                count_limit=max(1, int(options.get("count_limit", cls.count_limit))),
             )
         except (TypeError, ValueError) as exc:
             raise BrokerError(f"bad ActiveMQ option: {exc}", permanent=True) from None

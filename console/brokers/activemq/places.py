@@ -2,9 +2,11 @@
 
 A browse is a SUBSCRIBE with ``browser:true``: ActiveMQ sends copies of the queue's messages
 and then a MESSAGE with ``browser:end``; nothing is consumed, acknowledged or redelivered.
-Two ActiveMQ limits show through: browsing a queue that does not exist creates it (empty),
-and a browser sees at most the messages the broker pages into memory (``maxBrowsePageSize``,
-400 by default), so a depth of that size is a lower bound (``details.depth_capped``).
+Two costs show through: browsing a queue that does not exist makes ActiveMQ create it
+(empty), and counting means reading every message, so a count stops at the ``count_limit``
+option (10,000) and such a depth is a lower bound (``details.depth_is_lower_bound``).
+ActiveMQ itself may end a browse of a very large queue early (it pages a browser through
+memory); a depth is what the browse saw.
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ from console.brokers.base import BrokerError, PlaceInfo
 
 SHARED_DLQ = "ActiveMQ.DLQ"
 INDIVIDUAL_PREFIX = "ActiveMQ.DLQ.Queue."
-#: ActiveMQ's default maxBrowsePageSize: a browse returning this many may have stopped short.
-BROWSE_PAGE = 400
 
 
 def browse(link: StompLink, place: str, options: Options, *, limit: int | None = None) -> Iterator[Any]:
@@ -47,13 +47,14 @@ class Survey:
     """What one browse of a place found."""
 
     depth: int = 0
+    stopped_at_limit: bool = False
     oldest_at: datetime | None = None
     origins: set[str] = field(default_factory=set)
 
 
 def survey(link: StompLink, place: str, options: Options) -> Survey:
     found = Survey()
-    for frame in browse(link, place, options):
+    for frame in browse(link, place, options, limit=options.count_limit):
         found.depth += 1
         published = epoch_ms(frame.headers.get("timestamp"))
         if published and (found.oldest_at is None or published < found.oldest_at):
@@ -61,6 +62,7 @@ def survey(link: StompLink, place: str, options: Options) -> Survey:
         destination = frame.headers.get("original-destination")
         if destination:
             found.origins.add(origin_name(destination))
+    found.stopped_at_limit = found.depth >= options.count_limit
     return found
 
 
@@ -80,7 +82,7 @@ def place_info(name: str, by: str, found: Survey) -> PlaceInfo:
     return PlaceInfo(
         name=name, kind="queue", discovered_by=by, origins=sorted(found.origins), depth=found.depth,
         oldest_at=found.oldest_at,
-        details={"depth_capped": found.depth >= BROWSE_PAGE, "counted_by": "browse"},
+        details={"counted_by": "browse", "depth_is_lower_bound": found.stopped_at_limit},
     )
 
 
