@@ -3,7 +3,9 @@
 Queue names carry a fresh suffix per test. Queues named ``indiv.*`` die into their own
 ``DLQ.indiv.*`` (scripts/activemq/activemq.xml); others into the shared ``ActiveMQ.DLQ``,
 which other tests use too: each test tags its messages (``kit.TAG``) and drains only its own
-letters from it afterwards, and looks only at letters from its own origins.
+letters from it afterwards, and looks only at letters from its own origins. Failing consumers:
+a STOMP NACK (``nacked``, ``Client.fail_all``), and a JMS consumer over OpenWire whose
+listener throws (``kit.fail_with_jms``, which needs Java and Debian's ActiveMQ jars).
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@ consumer, and a drain for cleaning up. They use the adapter's ``StompLink`` only
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 from console.brokers.activemq.connection import StompLink
@@ -86,3 +89,17 @@ class Client:
 
     def close(self) -> None:
         self.link.close()
+
+
+JMS_CONSUMER = Path(__file__).with_name("FailingJmsConsumer.java")
+ACTIVEMQ_JARS = os.environ.get("DLO_TEST_ACTIVEMQ_JARS", "/usr/share/activemq/lib/*")
+
+
+def fail_with_jms(queue: str, max_redeliveries: int) -> None:
+    """A real JMS consumer (Java, OpenWire) whose listener throws on every delivery, until its
+    redelivery policy gives up and the broker dead-letters the message with a cause."""
+    done = subprocess.run(
+        ["java", "-cp", ACTIVEMQ_JARS, str(JMS_CONSUMER), queue, str(max_redeliveries)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert "failed all deliveries" in done.stdout, done.stdout + done.stderr

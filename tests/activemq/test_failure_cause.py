@@ -1,5 +1,6 @@
-"""Reading ``dlqDeliveryFailureCause`` (pure: a redelivery-limit death needs a JMS client's
-redelivery policy, which a STOMP client cannot trigger; the strings are ActiveMQ 5.17's own)."""
+"""Reading ``dlqDeliveryFailureCause``: the variants ActiveMQ 5.17's clients write, as pure
+tests (a STOMP client cannot cause a redelivery-limit death: a NACK is a poison ack without a
+cause; test_redelivery_limit_death makes one for real with a JMS consumer)."""
 
 from __future__ import annotations
 
