@@ -1,0 +1,52 @@
+"""The operator's path through the services, as the tests take it: discover, then capture,
+replay, move, purge or mark failed as jobs run to their end by the job runner (the same code
+the Celery worker runs)."""
+
+from __future__ import annotations
+
+from console.jobs.runner import run_job
+from console.models import DeadLetter, DeadPlace, Job
+from console.services.brokers import do_discover
+from console.services.jobs import do_capture, do_mark_failed, do_move, do_purge, do_replay
+
+
+def discovered(broker, operator, name: str, scope: str = "") -> DeadPlace:
+    """The place discovery found with this name and scope (it also finds other tests' places)."""
+    (place,) = [p for p in do_discover(broker, actor=operator) if p.name == name and p.scope == scope]
+    return place
+
+
+def finished(job: Job) -> Job:
+    """The job after running it to its end."""
+    run_job(job.pk)
+    return Job.objects.get(pk=job.pk)
+
+
+def capture(place: DeadPlace, operator, **kw) -> Job:
+    return finished(do_capture(place, actor=operator, reason="triage", **kw))
+
+
+def replay(operator, ids: list[int]) -> Job:
+    return finished(do_replay(actor=operator, reason="bug fixed", ids=ids))
+
+
+def move(operator, ids: list[int], target: str) -> Job:
+    return finished(do_move(target=target, actor=operator, reason="park them", ids=ids))
+
+
+def purge(operator, ids: list[int]) -> Job:
+    return finished(do_purge(actor=operator, reason="personal data", ids=ids))
+
+
+def mark_failed(operator, ids: list[int]) -> Job:
+    return finished(do_mark_failed(actor=operator, reason="cannot be fixed", ids=ids))
+
+
+def letters_of(place: DeadPlace) -> list[DeadLetter]:
+    """The place's letters in custody, in capture order."""
+    return list(DeadLetter.objects.filter(place=place).order_by("id"))
+
+
+def letters_from(origin: str) -> list[DeadLetter]:
+    """Letters in custody from one origin queue (a shared DLQ holds other tests' too)."""
+    return list(DeadLetter.objects.filter(origin_queue=origin).order_by("id"))
