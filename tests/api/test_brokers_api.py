@@ -76,9 +76,9 @@ def test_discover_on_an_unreachable_broker_answers_502_with_the_reason(api, memo
     fake.down = True
     response = api.post(f"/api/brokers/{broker.pk}/discover/")
     assert response.status_code == 502
-    assert response.json() == {"detail": "memory broker is down", "permanent": False}
+    assert response.json() == {"detail": "memory broker is down (memory://test)", "permanent": False}
     detail = api.get(f"/api/brokers/{broker.pk}/").json()
-    assert detail["reachable"] is False and detail["last_error"] == "memory broker is down"
+    assert detail["reachable"] is False and detail["last_error"] == "memory broker is down (memory://test)"
 
 
 def test_discover_with_wrong_credentials_says_retrying_will_not_help(api, memory_broker):
@@ -86,4 +86,4 @@ def test_discover_with_wrong_credentials_says_retrying_will_not_help(api, memory
     fake.password = "the-right-one"
     response = api.post(f"/api/brokers/{broker.pk}/discover/")
     assert response.status_code == 502
-    assert response.json() == {"detail": "access refused: wrong credentials", "permanent": True}
+    assert response.json() == {"detail": "access refused: wrong credentials for memory://test", "permanent": True}

@@ -55,14 +55,15 @@ class MemoryBroker:
 
 
 class MemoryCapture(CaptureSession):
-    def __init__(self, broker: MemoryBroker, queue: deque[Message]) -> None:
+    def __init__(self, broker: MemoryBroker, queue: deque[Message], where: str) -> None:
         self.broker = broker
         self.queue = queue
+        self.where = where
         self.unacked: dict[int, Message] = {}
 
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
         if self.broker.down:
-            raise BrokerError("memory broker is down")
+            raise BrokerError(f"memory broker is down ({self.where})")
         batch = []
         while self.queue and len(batch) < max_count:
             message = self.queue.popleft()
@@ -73,7 +74,7 @@ class MemoryCapture(CaptureSession):
 
     def ack(self, batch: Sequence[Received]) -> None:
         if self.broker.down:
-            raise BrokerError("memory broker is down")
+            raise BrokerError(f"memory broker is down ({self.where})")
         for received in batch:
             self.unacked.pop(received.token, None)
 
@@ -109,10 +110,11 @@ class MemoryAdapter(Adapter):
         self.broker = MemoryBroker.named(config.url.removeprefix("memory://"))
 
     def _ensure_up(self) -> None:
+        # Errors name the broker, as every adapter's do, so an operator knows which one failed.
         if self.broker.down:
-            raise BrokerError("memory broker is down")
+            raise BrokerError(f"memory broker is down ({self.config.url})")
         if self.broker.password and self.broker.password != self.config.password:
-            raise BrokerError("access refused: wrong credentials", permanent=True)
+            raise BrokerError(f"access refused: wrong credentials for {self.config.url}", permanent=True)
 
     def check(self) -> dict[str, Any]:
         self._ensure_up()
@@ -132,7 +134,7 @@ class MemoryAdapter(Adapter):
 
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         self._ensure_up()
-        return MemoryCapture(self.broker, self.broker.queue(place.name))
+        return MemoryCapture(self.broker, self.broker.queue(place.name), self.config.url)
 
     def peek(self, place: PlaceRef, limit: int) -> list[Received]:
         self._ensure_up()
