@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django import forms
+from django.utils import timezone
 
 from console.models import Job, LetterState
 
@@ -20,20 +23,51 @@ class ReasonForm(forms.Form):
     reason = forms.CharField(max_length=2000, required=True, strip=True)
 
 
+#: "Older than" presets of the age filter: (hours, label).
+AGE_PRESETS = [(1, "older than 1 hour"), (6, "older than 6 hours"), (24, "older than 1 day"),
+               (24 * 7, "older than 7 days")]
+
+
 class LetterFilterForm(forms.Form):
-    """The filters of a place's letters; they live in the query string."""
+    """The filters of a place's letters; they live in the query string.
+
+    Every field maps to a key of console.services.selection.filter_letters, except the
+    "older than" preset, which becomes ``until`` (now minus that many hours).
+    """
 
     origin = forms.CharField(required=False, max_length=500)
     reason = forms.CharField(required=False, max_length=50, label="Failure reason")
+    exception = forms.CharField(required=False, max_length=500, label="Exception type")
+    fingerprint = forms.CharField(required=False, max_length=32, label="Failure group")
     state = forms.ChoiceField(required=False, choices=[("", "any state"), *LetterState.choices])
     header = forms.CharField(required=False, max_length=500, label="Header name")
     header_value = forms.CharField(required=False, max_length=2000, label="Header value")
     q = forms.CharField(required=False, max_length=2000, label="Body contains")
+    since = forms.DateTimeField(
+        required=False, label="Captured since",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+    )
+    until = forms.DateTimeField(
+        required=False, label="Captured before",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+    )
+    older_than = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=None, label="Age",
+        choices=[("", "any age"), *[(str(hours), label) for hours, label in AGE_PRESETS]],
+    )
 
     def filter_values(self) -> dict[str, str]:
         """The filter as console.services.selection takes it (valid fields only, non-empty)."""
         self.is_valid()  # fills cleaned_data with the fields that are valid, even when some are not
-        return {key: value for key, value in self.cleaned_data.items() if value}
+        values = {key: value for key, value in self.cleaned_data.items() if value not in (None, "")}
+        hours = values.pop("older_than", None)
+        if hours:
+            cutoff = timezone.now() - timedelta(hours=hours)
+            values["until"] = min(values.get("until", cutoff), cutoff)
+        for key in ("since", "until"):
+            if key in values:
+                values[key] = values[key].isoformat()
+        return values
 
 
 class LettersActionForm(forms.Form):

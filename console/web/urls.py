@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console.web.views import audit, inventory, jobs, letters, places
+from console.web.views import audit, groups, inventory, jobs, letters, places
 
 urlpatterns = [
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
@@ -11,6 +11,8 @@ urlpatterns = [
     path("", inventory.inventory, name="inventory"),
     path("brokers/<int:broker_id>/discover/", inventory.discover, name="broker-discover"),
     path("places/<int:place_id>/", places.place_letters, name="place"),
+    path("places/<int:place_id>/groups/", groups.group_list, name="place-groups"),
+    path("groups/", groups.group_list, name="groups"),
     path("places/<int:place_id>/capture/", inventory.capture, name="place-capture"),
     path("places/<int:place_id>/action/", places.place_action, name="place-action"),
     path("letters/<int:letter_id>/", letters.letter_detail, name="letter"),

@@ -2,31 +2,64 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from console.brokers import BrokerError
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import do_discover
 from console.services.jobs import JobError, do_capture
+from console.services.samples import recent_activity
+from console.web.charts import sparkline
 from console.web.forms import ReasonForm
+from console.web.views.places import kind_capabilities
+
+
+#: Seconds between the page's refreshes of itself (htmx polling of the partial).
+REFRESH_SECONDS = 10
+
+
+def inventory_rows() -> list[tuple[Broker, list, list]]:
+    """(broker, its capabilities, its places) with each place's custody counts and last hour.
+
+    Only the database is read: broker health comes from the periodic check_brokers task and
+    depths from sample_places, so a broker that is down cannot slow the page.
+    """
+    hour_ago = timezone.now() - timedelta(hours=1)
+    places = list(
+        DeadPlace.objects.select_related("broker")
+        .annotate(
+            held=Count("letters", filter=Q(letters__state=LetterState.HELD)),
+            oldest_held=Min("letters__captured_at", filter=Q(letters__state=LetterState.HELD)),
+            captured_last_hour=Count("letters", filter=Q(letters__captured_at__gte=hour_ago)),
+        )
+        .order_by("broker__name", "scope", "name")
+    )
+    activity = recent_activity([p.pk for p in places])
+    by_broker: dict[int, list[DeadPlace]] = {}
+    for place in places:
+        recent = activity[place.pk]
+        place.trend = sparkline(f"Depth of {place.name} over the last hour", recent["depths"])
+        place.sampled_at = recent["sampled_at"]
+        by_broker.setdefault(place.broker_id, []).append(place)
+    return [
+        (broker, kind_capabilities(broker.kind), by_broker.get(broker.pk, []))
+        for broker in Broker.objects.order_by("name")
+    ]
 
 
 @login_required
 def inventory(request):
-    places = (
-        DeadPlace.objects.select_related("broker")
-        .annotate(held=Count("letters", filter=Q(letters__state=LetterState.HELD)))
-        .order_by("broker__name", "scope", "name")
-    )
-    by_broker: dict[int, list[DeadPlace]] = {}
-    for place in places:
-        by_broker.setdefault(place.broker_id, []).append(place)
-    brokers = [(broker, by_broker.get(broker.pk, [])) for broker in Broker.objects.order_by("name")]
-    return render(request, "web/inventory.html", {"brokers": brokers})
+    """The whole page, or (for htmx polling) just the part that changes."""
+    context = {"brokers": inventory_rows(), "refresh_seconds": REFRESH_SECONDS, "now": timezone.now()}
+    template = "web/partials/inventory_live.html" if request.htmx else "web/inventory.html"
+    return render(request, template, context)
 
 
 @login_required

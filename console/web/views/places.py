@@ -13,7 +13,9 @@ from django.views.decorators.http import require_POST
 from console.brokers import adapter_class
 from console.models import DeadPlace, Job
 from console.services.jobs import JobError, do_letters_job
+from console.services.samples import place_trend
 from console.services.selection import SelectionError, filter_letters
+from console.web.charts import Chart, Series, line_chart
 from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.forms import LetterFilterForm, LettersActionForm
 from console.web.paging import page_after
@@ -30,10 +32,15 @@ CAPABILITY_LABELS = {
 }
 
 
+def kind_capabilities(kind: str) -> list[tuple[str, bool]]:
+    """(label, able) for each capability flag of a broker kind's adapter."""
+    capabilities = adapter_class(kind).capabilities()
+    return [(CAPABILITY_LABELS.get(name, name.replace("_", " ")), able) for name, able in capabilities.items()]
+
+
 def capability_rows(place: DeadPlace) -> list[tuple[str, bool]]:
     """(label, able) for each capability flag of the place's adapter."""
-    capabilities = adapter_class(place.broker.kind).capabilities()
-    return [(CAPABILITY_LABELS.get(name, name.replace("_", " ")), able) for name, able in capabilities.items()]
+    return kind_capabilities(place.broker.kind)
 
 
 def allowed_actions(place: DeadPlace) -> list[str]:
@@ -49,15 +56,42 @@ def _place(place_id: int) -> DeadPlace:
     return get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
 
 
+#: Up to this many matching letters are counted exactly; past it the page says "more than".
+#: Counting is the one part of the page whose cost grows with the place (a body-text filter
+#: reads every body), so it is bounded; 10,000 letters cost tens of milliseconds at most.
+COUNT_CAP = 10_000
+
+
+def capped_count(letters, cap: int | None = None) -> tuple[int, bool]:
+    """(count, exact): the exact count when it is at most ``cap``, else (cap, False)."""
+    cap = COUNT_CAP if cap is None else cap
+    found = letters.order_by().values("id")[: cap + 1].count()
+    return (found, True) if found <= cap else (cap, False)
+
+
+def trend_charts(place: DeadPlace) -> list[Chart]:
+    """Depth and arrivals of the place over the last day, from the periodic samples."""
+    points = place_trend(place.pk)
+    depth = [
+        Series("Depth on the broker", [(p.at, p.depth) for p in points if p.depth is not None]),
+        Series("Held in custody", [(p.at, p.held) for p in points]),
+    ]
+    arrivals = [Series("Letters captured", [(p.at, p.arrivals) for p in points])]
+    return [
+        line_chart(f"Depth of {place.name}, last 24 hours", depth),
+        line_chart(f"Arrivals in {place.name}, last 24 hours", arrivals),
+    ]
+
+
 @login_required
 def place_letters(request, place_id: int):
     place = _place(place_id)
     filter_form = LetterFilterForm(request.GET)
     filters = filter_form.filter_values()
-    letters, matching, error = None, 0, ""
+    letters, matching, exact, error = None, 0, True, ""
     try:
         letters = filter_letters({**filters, "place": place.pk})
-        matching = letters.count()
+        matching, exact = capped_count(letters)
     except SelectionError as exc:
         error = str(exc)
     page = None
@@ -74,7 +108,10 @@ def place_letters(request, place_id: int):
         "filters_active": bool(filters),
         "filter_error": error,
         "matching": matching,
+        "matching_exact": exact,
+        "preselect_all": request.GET.get("select_all") == "1",
         "page": page,
+        "charts": trend_charts(place),
         "action_form": LettersActionForm(allowed_actions=allowed_actions(place)),
     }
     return render(request, "web/place.html", context)

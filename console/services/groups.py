@@ -1,0 +1,105 @@
+"""Failure groups: letters that failed the same way, by their envelope's fingerprint.
+
+Read-only queries shared by the pages and (later) the API. They take the same filter dict as
+console.services.selection, so a group can be narrowed to one place, broker or state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db.models import Count, Max, Min
+from django.db.models.functions import TruncDay
+from django.utils import timezone
+
+from console.models import DeadLetter
+from console.services.selection import filter_letters
+
+#: Origins listed per group; a group fed by more says "and N more".
+ORIGINS_SHOWN = 5
+
+
+@dataclass
+class FailureGroup:
+    """One fingerprint's letters: how many, when, from where, and one sample failure."""
+
+    fingerprint: str
+    count: int
+    first_seen: datetime
+    last_seen: datetime
+    origins: list[str]
+    more_origins: int
+    places: list[int]
+    exception_type: str
+    exception_message: str
+    sample_id: int
+
+
+def failure_groups(params: dict[str, Any], *, limit: int = 100) -> list[FailureGroup]:
+    """The largest failure groups among the letters matching ``params`` (biggest first).
+
+    Letters without a fingerprint form the group ``""``. The sample is the group's oldest
+    letter (lowest id), read in one more query for all groups at once.
+    """
+    rows = list(
+        filter_letters(params)
+        .order_by()
+        .values("fingerprint")
+        .annotate(
+            count=Count("id"),
+            first_seen=Min("captured_at"),
+            last_seen=Max("captured_at"),
+            origins=ArrayAgg("origin_queue", distinct=True),
+            places=ArrayAgg("place_id", distinct=True),
+            sample_id=Min("id"),
+        )
+        .order_by("-count", "fingerprint")[:limit]
+    )
+    samples = {
+        s["id"]: s
+        for s in DeadLetter.objects.filter(id__in=[r["sample_id"] for r in rows]).values(
+            "id", "exception_type", "exception_message"
+        )
+    }
+    groups = []
+    for row in rows:
+        origins = sorted(o for o in row["origins"] if o)
+        sample = samples.get(row["sample_id"], {})
+        groups.append(
+            FailureGroup(
+                fingerprint=row["fingerprint"],
+                count=row["count"],
+                first_seen=row["first_seen"],
+                last_seen=row["last_seen"],
+                origins=origins[:ORIGINS_SHOWN],
+                more_origins=max(len(origins) - ORIGINS_SHOWN, 0),
+                places=sorted(row["places"]),
+                exception_type=sample.get("exception_type", ""),
+                exception_message=sample.get("exception_message", ""),
+                sample_id=row["sample_id"],
+            )
+        )
+    return groups
+
+
+def daily_counts(
+    params: dict[str, Any], fingerprints: list[str], *, days: int = 30
+) -> dict[str, list[tuple[datetime, int]]]:
+    """Letters captured per day for each of ``fingerprints`` over the last ``days`` days; a day
+    on which some group had letters counts 0 for the others (so the lines do not skip it)."""
+    since = timezone.now() - timedelta(days=days)
+    rows = (
+        filter_letters(params)
+        .filter(fingerprint__in=fingerprints, captured_at__gte=since)
+        .order_by()
+        .annotate(day=TruncDay("captured_at"))
+        .values("fingerprint", "day")
+        .annotate(count=Count("id"))
+        .order_by("day")
+    )
+    found: dict[tuple[str, datetime], int] = {(r["fingerprint"], r["day"]): r["count"] for r in rows}
+    days_seen = sorted({day for _, day in found})
+    return {fp: [(day, found.get((fp, day), 0)) for day in days_seen] for fp in fingerprints}

@@ -1,0 +1,56 @@
+"""Failure groups: letters grouped by fingerprint, across all places or in one place."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, render
+
+from console.models import DeadPlace, LetterState
+from console.services.groups import daily_counts, failure_groups
+from console.web.charts import Chart, Series, line_chart
+
+#: Groups drawn in the chart over time; the table lists more.
+CHARTED_GROUPS = 5
+#: The state the view starts with: letters still waiting for someone.
+DEFAULT_STATE = LetterState.HELD
+ANY_STATE = "any"
+
+
+def _state(request) -> str:
+    state = request.GET.get("state", DEFAULT_STATE)
+    return state if state == ANY_STATE or state in LetterState.values else DEFAULT_STATE
+
+
+def group_label(group) -> str:
+    """How a group is named in a chart's legend: its sample exception and short fingerprint."""
+    return f"{group.exception_type or 'no exception'} [{group.fingerprint[:8] or 'none'}]"
+
+
+def groups_chart(params: dict, groups: list, title: str) -> Chart:
+    """Letters per day of the largest groups over the last 30 days."""
+    top = groups[:CHARTED_GROUPS]
+    counts = daily_counts(params, [g.fingerprint for g in top])
+    return line_chart(title, [Series(group_label(g), counts[g.fingerprint]) for g in top], daily=True)
+
+
+@login_required
+def group_list(request, place_id: int | None = None):
+    """The failure groups (largest first), a chart of the top ones, and links to act on them."""
+    place = get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id) if place_id else None
+    state = _state(request)
+    params = {"place": place.pk} if place else {}
+    if state != ANY_STATE:
+        params["state"] = state
+    groups = failure_groups(params)
+    places = DeadPlace.objects.select_related("broker").in_bulk({pid for g in groups for pid in g.places})
+    rows = [(group, [places[pid] for pid in group.places if pid in places]) for group in groups]
+    where = place.name if place else "all places"
+    context = {
+        "place": place,
+        "state": state,
+        "state_choices": [(ANY_STATE, "any state"), *LetterState.choices],
+        "link_state": "" if state == ANY_STATE else state,
+        "rows": rows,
+        "chart": groups_chart(params, groups, f"Letters per day in the {CHARTED_GROUPS} largest groups, {where}"),
+    }
+    return render(request, "web/groups.html", context)
