@@ -88,8 +88,9 @@ def failure_groups(params: dict[str, Any], *, limit: int = 100) -> list[FailureG
 def daily_counts(
     params: dict[str, Any], fingerprints: list[str], *, days: int = 30
 ) -> dict[str, list[tuple[datetime, int]]]:
-    """Letters captured per day for each of ``fingerprints`` over the last ``days`` days; a day
-    on which some group had letters counts 0 for the others (so the lines do not skip it)."""
+    """Letters captured per day for each of ``fingerprints`` over the last ``days`` days:
+    every day from the first to the last with letters is there, 0 when a group had none (so a
+    line does not skip a quiet day)."""
     since = timezone.now() - timedelta(days=days)
     rows = (
         filter_letters(params)
@@ -101,5 +102,8 @@ def daily_counts(
         .order_by("day")
     )
     found: dict[tuple[str, datetime], int] = {(r["fingerprint"], r["day"]): r["count"] for r in rows}
-    days_seen = sorted({day for _, day in found})
-    return {fp: [(day, found.get((fp, day), 0)) for day in days_seen] for fp in fingerprints}
+    if not found:
+        return {fp: [] for fp in fingerprints}
+    first, last = min(day for _, day in found), max(day for _, day in found)
+    span = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    return {fp: [(day, found.get((fp, day), 0)) for day in span] for fp in fingerprints}

@@ -21,6 +21,10 @@ from django.utils.safestring import SafeString, mark_safe
 #: the charts keep to the one-accent look while five lines stay apart (each also has a dash).
 PALETTE = ("#1f5fa8", "#0f2f54", "#6f9bd1", "#5f6670", "#9aa3ad", "#174a84", "#3d7cc9", "#2b2f36")
 DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2")
+#: The legend's layout: labels per row, and the width of one character of its 11px text, so
+#: a long label (an exception's class name) is cut with "…" before it runs into the next one.
+LEGEND_COLUMNS = 2
+LEGEND_CHAR_WIDTH = 6.3
 
 
 @dataclass
@@ -72,7 +76,7 @@ def line_chart(
     series: Sequence[Series],
     *,
     daily: bool = False,
-    width: int = 720,
+    width: int = 620,
     height: int = 200,
 ) -> Chart:
     """Lines over time sharing one y axis from zero, with a legend when there is more than one."""
@@ -86,7 +90,7 @@ def line_chart(
     if not moments:
         return Chart(title, _empty_svg(title, width), columns, [])
 
-    legend_rows = (len(series) + 2) // 3 if len(series) > 1 else 0
+    legend_rows = (len(series) + LEGEND_COLUMNS - 1) // LEGEND_COLUMNS if len(series) > 1 else 0
     left, right, top, bottom = 52, 12, 10, 24 + 18 * legend_rows
     plot_w, plot_h = width - left - right, height - top - bottom
     start, end = moments[0].timestamp(), moments[-1].timestamp()
@@ -125,12 +129,14 @@ def line_chart(
             (m, v), = s.points
             parts.append(f'<circle cx="{x(m):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}"/>')
         if legend_rows:
-            lx = left + (index % 3) * (plot_w / 3)
-            ly = top + plot_h + 34 + 18 * (index // 3)
+            column_w = plot_w / LEGEND_COLUMNS
+            lx = left + (index % LEGEND_COLUMNS) * column_w
+            ly = top + plot_h + 34 + 18 * (index // LEGEND_COLUMNS)
+            fits = int((column_w - 34) / LEGEND_CHAR_WIDTH)
             parts.append(
                 f'<line x1="{lx:.1f}" x2="{lx + 18:.1f}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" '
                 f'stroke-width="2.5"{dash_attr}/>'
-                f'<text class="legend" x="{lx + 24:.1f}" y="{ly}">{escape(_clip(s.label, 38))}</text>'
+                f'<text class="legend" x="{lx + 24:.1f}" y="{ly}">{escape(_clip(s.label, fits))}</text>'
             )
     parts.append("</svg>")
     return Chart(title, mark_safe("".join(parts)), columns, rows)

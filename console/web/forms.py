@@ -24,8 +24,7 @@ class ReasonForm(forms.Form):
 
 
 #: "Older than" presets of the age filter: (hours, label).
-AGE_PRESETS = [(1, "older than 1 hour"), (6, "older than 6 hours"), (24, "older than 1 day"),
-               (24 * 7, "older than 7 days")]
+AGE_PRESETS = [(1, "1 hour"), (6, "6 hours"), (24, "1 day"), (24 * 7, "7 days")]
 
 
 class LetterFilterForm(forms.Form):
@@ -52,7 +51,7 @@ class LetterFilterForm(forms.Form):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
     )
     older_than = forms.TypedChoiceField(
-        required=False, coerce=int, empty_value=None, label="Age",
+        required=False, coerce=int, empty_value=None, label="Older than",
         choices=[("", "any age"), *[(str(hours), label) for hours, label in AGE_PRESETS]],
     )
 
