@@ -9,7 +9,10 @@ from django.db import transaction
 from console.models import DeadPlace, Job
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
-from console.services.selection import SelectionError, arrived_since, freeze, resolve
+from console.services.selection import SelectionError, arrived_since, clean_filter, freeze, resolve
+
+#: How many origins a preview lists; the rest are summed up as "other origins".
+PREVIEW_ORIGINS = 50
 
 
 class JobError(ValueError):
@@ -60,8 +63,15 @@ def do_letters_job(
     target: str = "",
     ticket: str = "",
     rate_limit: int | None = None,
+    selection: dict[str, Any] | None = None,
+    place: DeadPlace | None = None,
 ) -> Job:
-    """A replay, move, purge or mark-failed job on a frozen set of letters."""
+    """A replay, move, purge or mark-failed job on a frozen set of letters.
+
+    The letters are ``ids``, a ``filter`` frozen now, or a ``selection`` frozen earlier by
+    :func:`preview` (what the operator saw, never widened by letters that arrived since).
+    ``place`` only labels the job when all its letters come from one dead place.
+    """
     if kind not in (Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED):
         raise JobError(f"unknown action {kind!r}")
     reason = _require_reason(reason)
@@ -73,7 +83,12 @@ def do_letters_job(
     if rate_limit is not None and rate_limit < 1:
         raise JobError("rate_limit must be at least 1 letter per second")
     try:
-        selection = freeze(ids=ids, filter=filter)
+        if selection is not None:
+            if ids is not None or filter is not None:
+                raise SelectionError("give a frozen selection, or ids or a filter, not both")
+            selection = _checked_frozen(selection)
+        else:
+            selection = freeze(ids=ids, filter=filter)
         letters = resolve(selection)
     except SelectionError as exc:
         raise JobError(str(exc)) from None
@@ -86,7 +101,7 @@ def do_letters_job(
             raise JobError("a move takes letters from one broker at a time")
     job = Job.objects.create(
         kind=kind, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason, ticket=ticket,
-        target=target, selection=selection, expected=count, total=count, rate_limit=rate_limit,
+        target=target, selection=selection, expected=count, total=count, rate_limit=rate_limit, place=place,
     )
     audit.record(
         "job.requested", actor=actor, reason=reason, ticket=ticket, job=job, target=target,
@@ -124,23 +139,56 @@ def do_mark_failed(*, actor: Actor, reason: str, ids=None, filter=None, ticket: 
 
 def preview(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None, sample: int = 5) -> dict:
     """What a job on this selection would touch: count, per-origin counts, a sample."""
+    try:
+        selection = freeze(ids=ids, filter=filter)
+    except SelectionError as exc:
+        raise JobError(str(exc)) from None
+    return preview_frozen(selection, sample=sample)
+
+
+def preview_frozen(selection: dict[str, Any], *, sample: int = 5) -> dict:
+    """:func:`preview` of a selection frozen earlier: the same letters whenever it is asked.
+
+    ``by_origin`` counts letters per broker and origin queue (most first, at most
+    PREVIEW_ORIGINS of them; ``other_origins`` counts the letters of the rest);
+    ``sample`` holds the ids of the first few letters; ``arrived_since`` counts matching
+    letters newer than the frozen selection, which a job on it leaves alone.
+    """
     from django.db.models import Count
 
     try:
-        selection = freeze(ids=ids, filter=filter)
+        selection = _checked_frozen(selection)
         letters = resolve(selection)
     except SelectionError as exc:
         raise JobError(str(exc)) from None
+    count = letters.count()
     by_origin = list(
-        letters.values("broker__name", "origin_queue").annotate(count=Count("id")).order_by("-count")[:50]
+        letters.values("broker__name", "origin_queue").annotate(count=Count("id"))
+        .order_by("-count", "broker__name", "origin_queue")[:PREVIEW_ORIGINS]
     )
     return {
         "selection": selection,
-        "count": letters.count(),
+        "count": count,
         "by_origin": by_origin,
+        "other_origins": count - sum(row["count"] for row in by_origin),
         "sample": list(letters.order_by("id").values_list("id", flat=True)[:sample]),
         "arrived_since": arrived_since(selection),
     }
+
+
+def _checked_frozen(selection: dict[str, Any]) -> dict[str, Any]:
+    """A frozen selection in its canonical form, or SelectionError if it is not one."""
+    if not isinstance(selection, dict):
+        raise SelectionError("a selection holds ids or a filter")
+    if "ids" in selection:
+        return freeze(ids=selection["ids"])
+    if "filter" in selection and isinstance(selection["filter"], dict):
+        try:
+            max_id = int(selection["max_id"])
+        except (KeyError, TypeError, ValueError):
+            raise SelectionError("a frozen filter needs the highest id it saw (max_id)") from None
+        return {"filter": clean_filter(selection["filter"]), "max_id": max_id}
+    raise SelectionError("a selection holds ids or a filter")
 
 
 @transaction.atomic

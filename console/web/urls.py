@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console.web.views import audit, groups, inventory, jobs, letters, places
+from console.web.views import actions, audit, groups, inventory, jobs, letters, places
 
 urlpatterns = [
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
@@ -15,10 +15,19 @@ urlpatterns = [
     path("groups/", groups.group_list, name="groups"),
     path("places/<int:place_id>/capture/", inventory.capture, name="place-capture"),
     path("places/<int:place_id>/action/", places.place_action, name="place-action"),
+    path("places/<int:place_id>/preview/", actions.action_preview, name="action-preview"),
+    path("actions/confirm/", actions.action_confirm, name="action-confirm"),
+    path("actions/arrived/", actions.arrived_since_preview, name="action-arrived"),
+    path("letters/", letters.letter_list, name="letters"),
     path("letters/<int:letter_id>/", letters.letter_detail, name="letter"),
+    path("letters/<int:letter_id>/edit/", letters.letter_edit, name="letter-edit"),
     path("letters/<int:letter_id>/body", letters.letter_body, name="letter-body"),
     path("jobs/", jobs.job_list, name="jobs"),
     path("jobs/<int:job_id>/", jobs.job_detail, name="job"),
     path("jobs/<int:job_id>/cancel/", jobs.job_cancel, name="job-cancel"),
+    path("jobs/<int:job_id>/pause/", jobs.job_pause, name="job-pause"),
+    path("jobs/<int:job_id>/resume/", jobs.job_resume, name="job-resume"),
     path("audit/", audit.audit_list, name="audit"),
+    path("audit/export.csv", audit.audit_export_csv, name="audit-export-csv"),
+    path("audit/export.json", audit.audit_export_json, name="audit-export-json"),
 ]

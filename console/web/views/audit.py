@@ -1,23 +1,148 @@
-"""The audit trail, newest first."""
+"""The audit trail: newest first, filtered by actor, action, place, job, letter and time, and
+exported as CSV or JSON (streamed in keyset chunks, so a large audit never sits in memory)."""
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+import csv
+import json
+from collections.abc import Iterator
+from typing import Any
 
-from console.models import AuditEvent
-from console.web.forms import AuditFilterForm
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from console.models import AuditEvent, DeadPlace
 from console.web.paging import page_before
+
+#: Events fetched per query while exporting.
+EXPORT_CHUNK = 1000
+#: A CSV cell starting with one of these is read as a formula by spreadsheets.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+EXPORT_FIELDS = ["id", "at", "actor", "action", "reason", "ticket", "job", "broker", "place", "target",
+                 "count", "letter_ids", "outcome", "details", "source_ip", "hash"]
+
+_MOMENT = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+
+
+class AuditFilterForm(forms.Form):
+    """The audit page's filters; they live in the query string and feed the exports too."""
+
+    actor = forms.CharField(required=False, max_length=150, label="Who")
+    action = forms.CharField(required=False, max_length=50, widget=forms.TextInput(attrs={"list": "audit-actions"}))
+    place = forms.CharField(required=False, max_length=500, widget=forms.TextInput(attrs={"list": "audit-places"}))
+    job = forms.IntegerField(required=False, min_value=1, label="Job id")
+    letter = forms.IntegerField(required=False, min_value=1, label="Letter id")
+    since = forms.DateTimeField(required=False, label="From", widget=_MOMENT)
+    until = forms.DateTimeField(required=False, label="Before", widget=_MOMENT)
+
+    def filter(self, events: QuerySet) -> QuerySet:
+        """``events`` narrowed by the valid, non-empty fields."""
+        self.is_valid()
+        data = {key: value for key, value in self.cleaned_data.items() if value not in (None, "")}
+        lookups = {"actor": "actor_name", "action": "action", "place": "place_name", "job": "job_id",
+                   "since": "at__gte", "until": "at__lt"}
+        events = events.filter(**{lookups[key]: value for key, value in data.items() if key in lookups})
+        if "letter" in data:
+            events = events.filter(letter_ids__contains=[data["letter"]])
+        return events
+
+
+def _events(request) -> tuple[AuditFilterForm, QuerySet]:
+    form = AuditFilterForm(request.GET)
+    return form, form.filter(AuditEvent.objects.all())
 
 
 @login_required
 def audit_list(request):
-    form = AuditFilterForm(request.GET)
-    events = AuditEvent.objects.all()
-    if form.is_valid():
-        if form.cleaned_data["actor"]:
-            events = events.filter(actor_name=form.cleaned_data["actor"])
-        if form.cleaned_data["action"]:
-            events = events.filter(action=form.cleaned_data["action"])
-    page = page_before(events, request.GET.get("before"))
-    return render(request, "web/audit.html", {"form": form, "page": page})
+    form, events = _events(request)
+    context = {
+        "form": form,
+        "page": page_before(events, request.GET.get("before")),
+        "actions": AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct()[:100],
+        "places": DeadPlace.objects.order_by("name").values_list("name", flat=True).distinct()[:500],
+        "query": request.GET.urlencode(),
+    }
+    return render(request, "web/audit.html", context)
+
+
+def event_row(event: AuditEvent) -> dict[str, Any]:
+    """One event as the exports write it."""
+    return {
+        "id": event.pk, "at": event.at.isoformat(), "actor": event.actor_name, "action": event.action,
+        "reason": event.reason, "ticket": event.ticket, "job": event.job_id, "broker": event.broker_name,
+        "place": event.place_name, "target": event.target, "count": event.count,
+        "letter_ids": list(event.letter_ids), "outcome": event.outcome, "details": event.details,
+        "source_ip": event.source_ip, "hash": event.hash,
+    }
+
+
+def iter_events(events: QuerySet, chunk: int = EXPORT_CHUNK) -> Iterator[AuditEvent]:
+    """Every event of ``events``, newest first, fetched ``chunk`` at a time by id (keyset)."""
+    before = None
+    while True:
+        page = events.order_by("-id")
+        if before is not None:
+            page = page.filter(id__lt=before)
+        rows = list(page[:chunk])
+        yield from rows
+        if len(rows) < chunk:
+            return
+        before = rows[-1].pk
+
+
+def csv_cell(value: Any) -> str:
+    """A cell a spreadsheet shows as text: one starting like a formula gets a leading quote."""
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, dict) \
+            else " ".join(str(v) for v in value)
+    else:
+        text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+class _Echo:
+    """A file-like object whose write returns the line, for csv.writer in a generator."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def _download_name(extension: str) -> str:
+    return f"audit-{timezone.now():%Y%m%d-%H%M%S}.{extension}"
+
+
+@login_required
+def audit_export_csv(request):
+    _, events = _events(request)
+    writer = csv.writer(_Echo())
+
+    def lines() -> Iterator[str]:
+        yield writer.writerow(EXPORT_FIELDS)
+        for event in iter_events(events):
+            row = event_row(event)
+            yield writer.writerow([csv_cell(row[field]) for field in EXPORT_FIELDS])
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_download_name("csv")}"'
+    return response
+
+
+@login_required
+def audit_export_json(request):
+    _, events = _events(request)
+
+    def chunks() -> Iterator[str]:
+        yield "["
+        for index, event in enumerate(iter_events(events)):
+            yield ("," if index else "") + "\n" + json.dumps(event_row(event), ensure_ascii=False, default=str)
+        yield "\n]\n"
+
+    response = StreamingHttpResponse(chunks(), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{_download_name("json")}"'
+    return response

@@ -1,4 +1,5 @@
-"""Jobs: the list, one job's progress (polled by htmx until it ends), cancel."""
+"""Jobs: the list (filtered by status), one job's progress (polled by htmx until it ends), and
+the pause, resume and cancel buttons."""
 
 from __future__ import annotations
 
@@ -9,23 +10,49 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from console.models import Job
-from console.services.jobs import JobError, do_cancel_job
+from console.services.jobs import JobError, do_cancel_job, do_pause_job, do_resume_job
 from console.services.selection import arrived_since
 from console.web.paging import page_before
+
+#: The steering buttons: url name -> (service, what the message says happened).
+CONTROLS = {
+    "pause": (do_pause_job, "pause requested: it stops after the current batch"),
+    "resume": (do_resume_job, "resumed"),
+    "cancel": (do_cancel_job, "cancel requested"),
+}
+
+
+def controls(job: Job) -> list[str]:
+    """The buttons that apply to the job as it is now (none once it has ended)."""
+    if job.is_finished:
+        return []
+    if job.status == Job.Status.PAUSED:
+        return ["resume", "cancel"]
+    if job.pause_requested:
+        return ["cancel"]
+    return ["pause", "cancel"]
 
 
 @login_required
 def job_list(request):
-    page = page_before(Job.objects.select_related("place"), request.GET.get("before"))
-    return render(request, "web/jobs.html", {"page": page})
+    jobs = Job.objects.select_related("place")
+    status = request.GET.get("status", "")
+    if status in Job.Status.values:
+        jobs = jobs.filter(status=status)
+    elif status == "active":
+        jobs = jobs.exclude(status__in=Job.FINISHED)
+    page = page_before(jobs, request.GET.get("before"))
+    return render(request, "web/jobs.html", {"page": page, "status": status, "statuses": Job.Status.choices})
 
 
 @login_required
 def job_detail(request, job_id: int):
     """The full page, or (for htmx) just the progress part: HTTP 286 stops polling once ended."""
     job = get_object_or_404(Job.objects.select_related("place", "place__broker"), pk=job_id)
-    context = {"job": job}
+    context = {"job": job, "controls": controls(job)}
     if request.htmx:
+        # Swap the buttons only when they change, so keyboard focus on one is not lost each second.
+        context["controls_changed"] = request.GET.get("shown", "") != ",".join(context["controls"])
         response = render(request, "web/partials/job_progress.html", context)
         if job.is_finished:
             response.status_code = HttpResponseStopPolling.status_code
@@ -35,14 +62,31 @@ def job_detail(request, job_id: int):
     return render(request, "web/job.html", context)
 
 
-@login_required
-@require_POST
-def job_cancel(request, job_id: int):
+def _control(request, job_id: int, name: str):
     job = get_object_or_404(Job, pk=job_id)
+    service, done = CONTROLS[name]
     try:
-        do_cancel_job(job, actor=request.user, reason=request.POST.get("reason", "").strip())
+        service(job, actor=request.user, reason=request.POST.get("reason", "").strip())
     except JobError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Job {job.pk}: cancel requested.")
+        messages.success(request, f"Job {job.pk}: {done}.")
     return redirect("job", job.pk)
+
+
+@login_required
+@require_POST
+def job_pause(request, job_id: int):
+    return _control(request, job_id, "pause")
+
+
+@login_required
+@require_POST
+def job_resume(request, job_id: int):
+    return _control(request, job_id, "resume")
+
+
+@login_required
+@require_POST
+def job_cancel(request, job_id: int):
+    return _control(request, job_id, "cancel")

@@ -1,28 +1,79 @@
-"""One letter: envelope, headers, decoded x-death, body, lineage and its audit trail."""
+"""Letters: one letter in full (envelope, headers, x-death, body, lineage, audit trail, the edit
+form), its body as a download, edit-and-replay, and a plain list of letters by id."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import BinaryField
+from django.db.models.functions import Substr
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from console.models import AuditEvent, DeadLetter
-from console.web.display import body_view, value_rows, x_death_rows
+from console.services.edit import EDITABLE_STATES, do_edit_and_replay
+from console.services.jobs import JobError
+from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
+from console.web.display import PREVIEW_CHARS, body_preview, body_view, value_rows, x_death_rows
+from console.web.paging import page_after
+
+#: A letters list by id shows at most this many ids from the query string.
+MAX_LISTED_IDS = 1000
 
 
-@login_required
-def letter_detail(request, letter_id: int):
-    letter = get_object_or_404(DeadLetter.objects.select_related("place", "broker", "parent"), pk=letter_id)
+def _letter(letter_id: int) -> DeadLetter:
+    return get_object_or_404(
+        DeadLetter.objects.select_related("place", "broker", "parent", "last_job", "capture_job"), pk=letter_id
+    )
+
+
+def editable(letter: DeadLetter) -> bool:
+    """Whether the page offers edit-and-replay for this letter."""
+    return letter.state in EDITABLE_STATES and not letter.body_erased and letter.body_size <= EDITABLE_BODY_BYTES
+
+
+def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None, status: int = 200):
+    if edit_form is None and editable(letter):
+        edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers))
+    returns = list(letter.returns.select_related("last_job").order_by("id"))
     context = {
         "letter": letter,
         "headers": value_rows(letter.headers),
         "properties": value_rows(letter.properties),
         "x_death": x_death_rows(letter.envelope_details, letter.headers),
         "body": body_view(letter.body_bytes),
-        "returns": letter.returns.order_by("id"),
+        "edited_from": (letter.envelope_details or {}).get("edited_from"),
+        "edited_copies": [r for r in returns if (r.envelope_details or {}).get("edited_from") == letter.pk],
+        "returns": [r for r in returns if (r.envelope_details or {}).get("edited_from") != letter.pk],
         "events": AuditEvent.objects.filter(letter_ids__contains=[letter.pk]).order_by("-id")[:200],
+        "edit_form": edit_form,
+        "edit_open": status != 200,
+        "edit_limit": EDITABLE_BODY_BYTES,
     }
-    return render(request, "web/letter.html", context)
+    return render(request, "web/letter.html", context, status=status)
+
+
+@login_required
+def letter_detail(request, letter_id: int):
+    return _render_letter(request, _letter(letter_id))
+
+
+@login_required
+@require_POST
+def letter_edit(request, letter_id: int):
+    """Replay an edited copy of the letter (console.services.edit), then show the replay job."""
+    letter = _letter(letter_id)
+    form = EditLetterForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = do_edit_and_replay(letter, body=data["body_bytes"], headers=data["headers"], actor=request.user,
+                                     reason=data["reason"], ticket=data["ticket"])
+        except JobError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("job", job.pk)
+    return _render_letter(request, letter, form, status=400)
 
 
 @login_required
@@ -33,3 +84,24 @@ def letter_body(request, letter_id: int):
     response["Content-Disposition"] = f'attachment; filename="letter-{letter.pk}.bin"'
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def _ids(raw: str) -> list[int]:
+    return sorted({int(part) for part in raw.split(",") if part.strip().isdigit()})[:MAX_LISTED_IDS]
+
+
+@login_required
+def letter_list(request):
+    """Letters named by id (``?ids=1,2,3``) or by an audit event (``?event=7``), in keyset pages."""
+    event = None
+    if request.GET.get("event", "").isdigit():
+        event = get_object_or_404(AuditEvent, pk=int(request.GET["event"]))
+        letters = DeadLetter.objects.filter(id__in=event.letter_ids)
+    else:
+        letters = DeadLetter.objects.filter(id__in=_ids(request.GET.get("ids", "")))
+    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
+    page = page_after(letters.select_related("place").defer("body").annotate(body_head=head),
+                      request.GET.get("after"))
+    for letter in page.rows:
+        letter.preview = body_preview(letter.body_head, letter.body_size)
+    return render(request, "web/letters.html", {"page": page, "event": event})

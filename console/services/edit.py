@@ -1,0 +1,158 @@
+"""Edit and replay one letter: the operator fixes its body or headers, and a copy is replayed.
+
+Semantics (kept simple so the audit reads plainly):
+
+* The original is never changed in content: custody keeps exactly what the broker gave us.
+* A **copy** is made as a new letter in the same dead place, ``held``, with the edited body and
+  headers and the original's envelope; its ``parent`` is the original and its
+  ``envelope_details["edited_from"]`` names it, so lineage tells an edited copy from a letter
+  that came back dead after a replay.
+* The original becomes ``failed`` (given up *as it was*: it must not be replayed again by a
+  later "replay all matching", which would send the broken content twice). It is kept for the
+  retention period like any failed letter.
+* A replay job is made for the copy alone (``console.services.jobs``), so it runs, is confirmed
+  and is counted like any replay; if the broker refuses it, the copy stays ``held`` and can be
+  replayed or edited again.
+* One audit event ``edit_replay`` records the change with its diff: headers added, removed and
+  changed, the body's size and SHA-256 before and after, and a unified diff of text bodies
+  (capped). It is written in the same transaction as the copy, the original's new state and
+  the job.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from console.brokers.values import display
+from console.models import DeadLetter, Job, LetterState
+from console.services import audit
+from console.services.audit import Actor
+from console.services.jobs import JobError, do_letters_job
+
+#: States whose letters may be edited and replayed.
+EDITABLE_STATES = (LetterState.HELD, LetterState.FAILED)
+#: The unified diff of text bodies kept in the audit, at most this many characters.
+DIFF_CHARS = 20_000
+#: Bodies larger than this get hashes but no text diff (difflib is slow on large inputs).
+DIFF_INPUT_BYTES = 256 * 1024
+#: Header values shown in the audit's diff, at most this many characters each.
+VALUE_CHARS = 500
+
+#: Envelope fields the copy takes over from the original unchanged.
+_ENVELOPE_FIELDS = (
+    "place_id", "broker_id", "message_id", "origin_address", "origin_queue", "routing_key", "reason",
+    "death_count", "first_failed_at", "last_failed_at", "exception_type", "exception_message",
+    "exception_stack", "fingerprint", "properties",
+)
+
+
+@transaction.atomic
+def do_edit_and_replay(
+    letter: DeadLetter, *, body: bytes, headers: dict[str, Any], actor: Actor, reason: str, ticket: str = ""
+) -> Job:
+    """Replay an edited copy of ``letter``; ``headers`` are tagged JSON (console.brokers.values).
+
+    Returns the replay job of the copy. Raises JobError when the letter cannot be edited
+    (purged, already replaying or replayed) or no reason is given.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise JobError("a reason is required")
+    original = DeadLetter.objects.select_for_update().select_related("place__broker").get(pk=letter.pk)
+    if original.state not in EDITABLE_STATES:
+        raise JobError(f"letter {original.pk} is {original.state}: only held or failed letters can be edited")
+    if not isinstance(headers, dict):
+        raise JobError("headers must be a JSON object")
+    if _holds_nul(headers):
+        raise JobError("header names and text values cannot hold NUL; tag such values as $bytes")
+    before_body = original.body_bytes
+    copy = DeadLetter.objects.create(
+        **{field: getattr(original, field) for field in _ENVELOPE_FIELDS},
+        custody_key=_content_key(original.message_id, headers, body),
+        capture_acked=True,  # no broker holds this copy: there is nothing to acknowledge
+        envelope_details={**(original.envelope_details or {}), "edited_from": original.pk},
+        headers=headers,
+        body=body,
+        body_size=len(body),
+        parent=original,
+    )
+    original.state = LetterState.FAILED
+    original.state_changed_at = timezone.now()
+    original.save(update_fields=["state", "state_changed_at"])
+    job = do_letters_job(Job.Kind.REPLAY, actor=actor, reason=reason, ticket=ticket, ids=[copy.pk],
+                         place=original.place)
+    audit.record(
+        "edit_replay", actor=actor, reason=reason, ticket=ticket, job=job, place=original.place,
+        target=original.origin_queue, letter_ids=[original.pk, copy.pk], count=1, outcome="copy queued",
+        details={"original": original.pk, "copy": copy.pk,
+                 **edit_diff(before_body, body, original.headers or {}, headers)},
+    )
+    return job
+
+
+def edit_diff(before_body: bytes, after_body: bytes, before_headers: dict, after_headers: dict) -> dict:
+    """What an edit changed, small enough for an audit row."""
+    added = sorted(set(after_headers) - set(before_headers))
+    removed = sorted(set(before_headers) - set(after_headers))
+    changed = sorted(k for k in set(before_headers) & set(after_headers) if before_headers[k] != after_headers[k])
+    return {
+        "headers": {
+            "added": {k: _short(after_headers[k]) for k in added},
+            "removed": {k: _short(before_headers[k]) for k in removed},
+            "changed": {k: {"before": _short(before_headers[k]), "after": _short(after_headers[k])} for k in changed},
+        },
+        "body": {
+            "before": {"bytes": len(before_body), "sha256": hashlib.sha256(before_body).hexdigest()},
+            "after": {"bytes": len(after_body), "sha256": hashlib.sha256(after_body).hexdigest()},
+            "changed": before_body != after_body,
+            "diff": _text_diff(before_body, after_body),
+        },
+    }
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether a JSON value has NUL in a key or string (PostgreSQL's JSON cannot store it)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list):
+        return any(_holds_nul(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    return False
+
+
+def _storable(text: str) -> str:
+    """PostgreSQL's JSON cannot hold NUL characters: write them as an escape the reader sees."""
+    return text.replace("\x00", "\\x00")
+
+
+def _short(value: Any) -> str:
+    shown = _storable(display(value))
+    return shown if len(shown) <= VALUE_CHARS else shown[:VALUE_CHARS] + "…"
+
+
+def _text_diff(before: bytes, after: bytes) -> str:
+    """A unified diff when both bodies are text, capped at DIFF_CHARS; "" otherwise."""
+    if before == after or max(len(before), len(after)) > DIFF_INPUT_BYTES:
+        return ""
+    try:
+        old, new = before.decode("utf-8"), after.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", lineterm="", n=2)
+    text = _storable("\n".join(lines))
+    return text if len(text) <= DIFF_CHARS else text[:DIFF_CHARS] + "\n… (diff cut)"
+
+
+def _content_key(message_id: str, headers: dict, body: bytes) -> str:
+    digest = hashlib.sha256(b"edited\0")
+    digest.update(message_id.encode("utf-8", "surrogatepass"))
+    digest.update(json.dumps(headers, sort_keys=True).encode("utf-8", "surrogatepass"))
+    digest.update(body)
+    return digest.hexdigest()

@@ -1,0 +1,27 @@
+"""``{% bulk_action_form place as form %}``: the action form a place's page includes.
+
+A tag, so the form and the actions it offers come from the acting side (the preview view
+validates with the same form) whatever context the including page has.
+"""
+
+from __future__ import annotations
+
+from django import template
+
+from console.models import DeadPlace
+from console.web.action_forms import BulkActionForm
+from console.web.views.actions import move_targets, offered_actions
+
+register = template.Library()
+
+
+@register.simple_tag
+def bulk_action_form(place: DeadPlace) -> BulkActionForm:
+    """An empty action form offering what the place's adapter can do."""
+    return BulkActionForm(allowed_actions=offered_actions(place))
+
+
+@register.simple_tag
+def bulk_move_targets(place: DeadPlace) -> list[str]:
+    """Queue names suggested for a move from this place."""
+    return move_targets(place)

@@ -1,0 +1,188 @@
+"""Bulk actions on a place's letters: preview a frozen set, then confirm it into a job.
+
+The place page's action form posts here. The preview freezes the letters the operator saw
+(ticked ids, or the page's filter bounded by the highest letter id that exists now) and the
+frozen set travels to the confirm step signed (django.core.signing), so the job acts on exactly
+what the preview showed, however many letters arrive in between; the preview says how many did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core import signing
+from django.db.models import BinaryField
+from django.db.models.functions import Substr
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from console.brokers import adapter_class
+from console.models import DeadLetter, DeadPlace, Job
+from console.services.jobs import JobError, do_letters_job, preview_frozen
+from console.services.selection import SelectionError, arrived_since, freeze
+from console.web.action_forms import ACTION_LABELS, BulkActionForm, ConfirmForm
+from console.web.display import PREVIEW_CHARS, body_preview
+from console.web.forms import LetterFilterForm
+
+#: The prefix of the page filter's hidden copy inside the action form ("reason" means the
+#: failure reason in the filter and the operator's reason in the action).
+FILTER_PREFIX = "filter"
+#: A preview can be confirmed for this long; after that the operator looks again.
+TOKEN_MAX_AGE = 2 * 60 * 60
+TOKEN_SALT = "dlo.web.bulk-action"
+SAMPLE_SIZE = 10
+
+
+def offered_actions(place: DeadPlace) -> list[str]:
+    """The bulk actions the place's adapter supports, in the order the form lists them."""
+    capabilities = adapter_class(place.broker.kind).capabilities()
+    actions = [Job.Kind.REPLAY]
+    if capabilities.get("move"):
+        actions.append(Job.Kind.MOVE)
+    return [*actions, Job.Kind.MARK_FAILED, Job.Kind.PURGE]
+
+
+def move_targets(place: DeadPlace) -> list[str]:
+    """Queue names to suggest for a move: the broker's origins and dead places."""
+    names: set[str] = set()
+    for name, origins in DeadPlace.objects.filter(broker_id=place.broker_id).values_list("name", "origins"):
+        names.add(name)
+        names.update(o for o in origins or [] if isinstance(o, str))
+    return sorted(names)[:200]
+
+
+def _place(place_id: int) -> DeadPlace:
+    return get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
+
+
+def _sign(request, place: DeadPlace, action: str, target: str, selection: dict) -> str:
+    payload = {"place": place.pk, "action": action, "target": target, "selection": selection,
+               "user": request.user.pk}
+    return signing.dumps(payload, salt=TOKEN_SALT, compress=True)
+
+
+def _unsign(request, token: str) -> dict[str, Any] | None:
+    """The frozen request behind a token, or None if it is forged, expired or someone else's."""
+    try:
+        payload = signing.loads(token, salt=TOKEN_SALT, max_age=TOKEN_MAX_AGE)
+    except signing.BadSignature:  # includes SignatureExpired
+        return None
+    return payload if payload.get("user") == request.user.pk else None
+
+
+def _back_to_place(place: DeadPlace, filters: dict[str, str]) -> str:
+    shown = {k: v for k, v in filters.items() if k != "place"}
+    url = reverse("place", args=[place.pk])
+    return f"{url}?{urlencode(shown)}" if shown else url
+
+
+@login_required
+@require_POST
+def action_preview(request, place_id: int):
+    """Freeze the selection posted from the place page and show what the action would touch."""
+    place = _place(place_id)
+    form = BulkActionForm(request.POST, allowed_actions=offered_actions(place))
+    filters = LetterFilterForm(request.POST, prefix=FILTER_PREFIX).filter_values()
+    back = _back_to_place(place, filters)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+        return redirect(back)
+    data = form.cleaned_data
+    try:
+        if data["select_all"]:
+            selection = freeze(filter={**filters, "place": str(place.pk)})
+        else:
+            # Only letters of this place, whatever ids were posted.
+            ids = list(place.letters.filter(id__in=data["ids"]).values_list("id", flat=True))
+            selection = freeze(ids=ids)
+    except SelectionError as exc:
+        messages.error(request, str(exc))
+        return redirect(back)
+    token = _sign(request, place, data["action"], data["target"], selection)
+    confirm = ConfirmForm(initial={"token": token, "reason": data["reason"], "ticket": data["ticket"]},
+                          purge_name=place.name if data["action"] == Job.Kind.PURGE else None)
+    return _render_preview(request, place, data["action"], data["target"], selection, confirm, token)
+
+
+@login_required
+@require_POST
+def action_confirm(request):
+    """Make the job on the frozen selection of a preview, then show the job."""
+    token = request.POST.get("token", "")
+    payload = _unsign(request, token)
+    if payload is None:
+        messages.error(request, "This preview has expired or is not valid: look at the letters again.")
+        return redirect("inventory")
+    place = _place(payload["place"])
+    action, target, selection = payload["action"], payload["target"], payload["selection"]
+    if action not in offered_actions(place):
+        messages.error(request, f"{place.broker.kind} cannot {ACTION_LABELS.get(action, action).lower()}.")
+        return redirect("place", place.pk)
+    form = ConfirmForm(request.POST, purge_name=place.name if action == Job.Kind.PURGE else None)
+    if form.is_valid():
+        try:
+            job = do_letters_job(
+                action, actor=request.user, reason=form.cleaned_data["reason"], ticket=form.cleaned_data["ticket"],
+                target=target, selection=selection, place=place,
+            )
+        except JobError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("job", job.pk)
+    return _render_preview(request, place, action, target, selection, form, token, status=400)
+
+
+@login_required
+@require_GET
+def arrived_since_preview(request):
+    """(htmx) How many matching letters arrived after the preview froze its selection."""
+    payload = _unsign(request, request.GET.get("token", ""))
+    if payload is None:
+        return render(request, "web/partials/arrived_since.html", {"arrived": None})
+    return render(request, "web/partials/arrived_since.html",
+                  {"arrived": arrived_since(payload["selection"]), "token": request.GET["token"]})
+
+
+def _render_preview(request, place, action, target, selection, confirm, token, status=200):
+    try:
+        summary = preview_frozen(selection, sample=SAMPLE_SIZE)
+    except JobError as exc:
+        messages.error(request, str(exc))
+        return redirect("place", place.pk)
+    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
+    sample = list(DeadLetter.objects.filter(id__in=summary["sample"]).defer("body").annotate(body_head=head)
+                  .order_by("id"))
+    for letter in sample:
+        letter.preview = body_preview(letter.body_head, letter.body_size)
+    origins = [
+        {**row, "destination": _destination(action, target, row["origin_queue"])} for row in summary["by_origin"]
+    ]
+    context = {
+        "place": place,
+        "action": action,
+        "action_label": ACTION_LABELS[action],
+        "target": target,
+        "summary": summary,
+        "filters": {k: v for k, v in selection.get("filter", {}).items() if k != "place"},
+        "origins": origins,
+        "sample": sample,
+        "form": confirm,
+        "token": token,
+        "back": _back_to_place(place, selection.get("filter", {})),
+        "publishes": action in (Job.Kind.REPLAY, Job.Kind.MOVE),
+    }
+    return render(request, "web/preview.html", context, status=status)
+
+
+def _destination(action: str, target: str, origin: str) -> str:
+    if action == Job.Kind.MOVE:
+        return target
+    if action == Job.Kind.REPLAY:
+        return origin
+    return ""
