@@ -1,4 +1,4 @@
-"""``/api/brokers/``: list, add, show and discover brokers.
+"""``/api/brokers/``: list, add, show and discover brokers, and test a definition before adding it.
 
 The password is write-only: answers say ``has_password`` instead, and URLs are shown without
 any credentials embedded in them.
@@ -17,7 +17,13 @@ from console.api.places import PlaceSerializer, places_with_custody
 from console.brokers import BrokerError
 from console.brokers.registry import KINDS, adapter_class
 from console.models import Broker
-from console.services.brokers import BrokerSetupError, do_add_broker, do_discover, split_credentials
+from console.services.brokers import (
+    BrokerSetupError,
+    do_add_broker,
+    do_discover,
+    split_credentials,
+    test_connection,
+)
 
 
 def without_credentials(url: str) -> str:
@@ -70,6 +76,32 @@ class BrokerCreateSerializer(serializers.Serializer):
     password = serializers.CharField(required=False, default="", allow_blank=True, write_only=True,
                                      trim_whitespace=False, style={"input_type": "password"})
     options = serializers.DictField(required=False, default=dict)
+
+
+class BrokerConnectionSerializer(BrokerCreateSerializer):
+    name = None  # a definition being tried out has no name yet
+
+
+class ConnectionFactsSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    facts = serializers.DictField(help_text="What the broker said about itself, e.g. its version")
+
+
+class BrokerConnectionTest(APIView):
+    """Connect with a definition that is not saved: nothing is stored or audited."""
+
+    @extend_schema(request=BrokerConnectionSerializer,
+                   responses={200: ConnectionFactsSerializer, 400: ErrorSerializer, 502: BrokerErrorSerializer})
+    def post(self, request):
+        given = BrokerConnectionSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            facts = test_connection(**given.validated_data)
+        except BrokerSetupError as exc:
+            return refused(exc)
+        except BrokerError as exc:
+            return broker_failed(exc)
+        return Response({"ok": True, "facts": {k: str(v) for k, v in facts.items()}})
 
 
 class BrokerList(APIView):

@@ -11,6 +11,7 @@ _signed_in = [IsAuthenticated]
 
 urlpatterns = [
     path("brokers/", brokers.BrokerList.as_view(), name="api-brokers"),
+    path("brokers/test/", brokers.BrokerConnectionTest.as_view(), name="api-brokers-test"),
     path("brokers/<int:broker_id>/", brokers.BrokerDetail.as_view(), name="api-broker"),
     path("brokers/<int:broker_id>/discover/", brokers.BrokerDiscover.as_view(), name="api-broker-discover"),
     path("places/", places.PlaceList.as_view(), name="api-places"),

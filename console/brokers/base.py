@@ -134,6 +134,8 @@ class Adapter:
     can_move_server_side: ClassVar[bool] = False
     #: Letters can be published to a chosen destination, not just their origin.
     can_move_to_destination: ClassVar[bool] = True
+    #: Discovery needs a second, HTTP address (RabbitMQ's management API): forms ask for it.
+    uses_management_url: ClassVar[bool] = False
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config

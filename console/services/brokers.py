@@ -7,8 +7,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from django.db import transaction
 from django.utils import timezone
 
-from console.brokers import BrokerError, PlaceInfo
-from console.brokers.registry import KINDS
+from console.brokers import BrokerConfig, BrokerError, PlaceInfo, Received
+from console.brokers.registry import KINDS, adapter_class, get_adapter
 from console.models import Broker, DeadPlace
 from console.services import audit
 from console.services.audit import Actor
@@ -35,24 +35,96 @@ def do_add_broker(
     *, actor: Actor, name: str, kind: str, url: str, management_url: str = "",
     username: str = "", password: str = "", options: dict | None = None,
 ) -> Broker:
-    if kind not in KINDS:
-        raise BrokerSetupError(f"unknown kind {kind!r}; known: {', '.join(sorted(KINDS))}")
+    """Add a broker definition (audited). Credentials pasted into a URL are moved into the
+    encrypted password; the URL is stored without them."""
     if Broker.objects.filter(name=name).exists():
         raise BrokerSetupError(f"a broker named {name!r} exists already")
+    config = unsaved_config(kind=kind, url=url, management_url=management_url, username=username,
+                            password=password, options=options)
+    broker = Broker(name=name, kind=kind, url=config.url, management_url=config.management_url,
+                    username=config.username, options=config.options)
+    broker.password = config.password
+    broker.full_clean()
+    broker.save()
+    audit.record("broker.add", actor=actor, broker=broker,
+                 details={"kind": kind, "url": broker.url, "management_url": broker.management_url,
+                          "username": broker.username})
+    return broker
+
+
+def unsaved_config(
+    *, kind: str, url: str, management_url: str = "", username: str = "", password: str = "",
+    options: dict | None = None,
+) -> BrokerConfig:
+    """The BrokerConfig a definition would get once saved, credentials in URLs taken out
+    the way ``do_add_broker`` takes them out."""
+    if kind not in KINDS:
+        raise BrokerSetupError(f"unknown kind {kind!r}; known: {', '.join(sorted(KINDS))}")
     clean_url, url_user, url_password = split_credentials(url)
     management_clean, mgmt_user, mgmt_password = (
         split_credentials(management_url) if management_url else ("", "", "")
     )
-    broker = Broker(
-        name=name, kind=kind, url=clean_url, management_url=management_clean,
-        username=username or url_user or mgmt_user, options=options or {},
+    return BrokerConfig(
+        kind=kind, url=clean_url, management_url=management_clean,
+        username=username or url_user or mgmt_user,
+        password=password or url_password or mgmt_password, options=dict(options or {}),
     )
-    broker.password = password or url_password or mgmt_password
+
+
+def test_connection(
+    *, kind: str, url: str, management_url: str = "", username: str = "", password: str = "",
+    options: dict | None = None,
+) -> dict:
+    """Connect to a broker that is not saved yet and return what it says about itself
+    (``{"version": ...}``). Raises BrokerError (the adapter's own, which never carries the
+    password) or BrokerSetupError for a definition that is not even a URL. Changes nothing."""
+    config = unsaved_config(kind=kind, url=url, management_url=management_url, username=username,
+                            password=password, options=options)
+    with get_adapter(config) as adapter:
+        return adapter.check()
+
+
+# pytest would collect a module-level function named test_*; this one is a service.
+test_connection.__test__ = False  # type: ignore[attr-defined]
+
+
+@transaction.atomic
+def do_update_broker(
+    broker: Broker, *, actor: Actor, url: str | None = None, management_url: str | None = None,
+    username: str | None = None, password: str = "", options: dict | None = None,
+) -> Broker:
+    """Change how the console reaches a broker. ``None`` (or, for the password, empty) keeps a
+    value as it is. The audit row names what changed, never a secret's value."""
+    broker = Broker.objects.select_for_update().get(pk=broker.pk)
+    changes: dict[str, dict] = {}
+
+    def change(field: str, value) -> None:
+        if value is not None and value != getattr(broker, field):
+            changes[field] = {"from": getattr(broker, field), "to": value}
+            setattr(broker, field, value)
+
+    url_password = mgmt_password = ""
+    if url is not None:
+        url, url_user, url_password = split_credentials(url)
+        username = username or url_user or username
+    if management_url:
+        management_url, mgmt_user, mgmt_password = split_credentials(management_url)
+        username = username or mgmt_user or username
+    change("url", url)
+    change("management_url", management_url)
+    change("username", username)
+    change("options", options)
+    secret = password or url_password or mgmt_password
+    if secret and secret != broker.password:
+        broker.password = secret
+        changes["password"] = {"changed": True}
+    if not changes:
+        return broker
     broker.full_clean()
+    # A new way in invalidates what the old one found out.
+    broker.reachable, broker.version, broker.last_error = None, "", ""
     broker.save()
-    audit.record("broker.add", actor=actor, broker=broker,
-                 details={"kind": kind, "url": clean_url, "management_url": management_clean,
-                          "username": broker.username})
+    audit.record("broker.update", actor=actor, broker=broker, details={"changed": changes})
     return broker
 
 
@@ -119,3 +191,16 @@ def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor) ->
     audit.record("broker.discover", actor=actor, broker=broker, count=len(places),
                  details={"added": added, "gone": [p.name for p in vanished]})
     return places
+
+
+def peek_place(place: DeadPlace, limit: int = 20) -> list[Received]:
+    """The first messages of a dead place as they sit on the broker, read without changing
+    them (a read, not a change: no audit). Only for adapters that declare ``can_peek_safely``;
+    for the others this refuses before connecting, so nothing is redelivered."""
+    broker = place.broker
+    if not adapter_class(broker.kind).can_peek_safely:
+        raise BrokerError(f"{broker.name} ({broker.kind}) cannot browse without changing messages: "
+                          "capture them instead", permanent=True)
+    with broker.adapter() as adapter:
+        return adapter.peek(place.ref, limit)
+

@@ -3,12 +3,19 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console.web.views import actions, audit, groups, inventory, jobs, letters, places
+from console.web.views import actions, audit, brokers, groups, inventory, jobs, letters, places
 
 urlpatterns = [
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
     path("", inventory.inventory, name="inventory"),
+    path("brokers/new/", brokers.broker_new, name="broker-new"),
+    path("brokers/test/", brokers.broker_test, name="broker-test"),
+    path("brokers/<int:broker_id>/", brokers.broker_detail, name="broker"),
+    path("brokers/<int:broker_id>/edit/", brokers.broker_edit, name="broker-edit"),
+    path("brokers/<int:broker_id>/test/", brokers.broker_test, name="broker-edit-test"),
+    path("brokers/<int:broker_id>/check/", brokers.broker_check, name="broker-check"),
+    path("brokers/<int:broker_id>/places/<int:place_id>/peek/", brokers.place_peek, name="place-peek"),
     path("brokers/<int:broker_id>/discover/", inventory.discover, name="broker-discover"),
     path("places/<int:place_id>/", places.place_letters, name="place"),
     path("places/<int:place_id>/groups/", groups.group_list, name="place-groups"),

@@ -56,6 +56,7 @@ class RabbitMQAdapter(Adapter):
     # the console must not offer it.
     can_move_server_side = False
     can_move_to_destination = True
+    uses_management_url = True
 
     def __init__(self, config: BrokerConfig) -> None:
         super().__init__(config)
