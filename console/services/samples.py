@@ -43,19 +43,15 @@ def place_trend(place_id: int, *, hours: int = 24, buckets: int = 96) -> list[Tr
     return [points[i] for i in sorted(points)]
 
 
-def recent_activity(place_ids: list[int], *, minutes: int = 60) -> dict[int, dict]:
-    """Per place, over the last ``minutes``: arrivals summed and the depths in time order (for a
-    sparkline), plus the moment of the newest sample."""
+def recent_arrivals(place_ids: list[int], *, minutes: int = 60) -> dict[int, list[int]]:
+    """Per place, the arrivals of each sample over the last ``minutes``, oldest first (for a
+    sparkline); an empty list when the place has no recent samples."""
     since = timezone.now() - timedelta(minutes=minutes)
-    activity: dict[int, dict] = {pid: {"arrivals": 0, "depths": [], "sampled_at": None} for pid in place_ids}
-    for sample in (
+    arrivals: dict[int, list[int]] = {pid: [] for pid in place_ids}
+    for place_id, count in (
         PlaceSample.objects.filter(place_id__in=place_ids, at__gte=since)
         .order_by("place_id", "at")
-        .values("place_id", "at", "depth", "held", "arrivals")
+        .values_list("place_id", "arrivals")
     ):
-        entry = activity[sample["place_id"]]
-        entry["arrivals"] += sample["arrivals"]
-        entry["depths"].append(sample["depth"] if sample["depth"] is not None else sample["held"])
-        entry["sampled_at"] = sample["at"]
-    return activity
-
+        arrivals[place_id].append(count)
+    return arrivals

@@ -58,7 +58,7 @@ def test_the_dashboard_refreshes_itself(signed_in_page, place, memory_broker, mo
     PlaceSample.objects.create(place=newcomer, at=timezone.now(), depth=7, held=0, arrivals=7)
     # No reload: htmx polls the partial and the new place appears with its sample.
     expect(page.get_by_role("link", name="payments.dlq")).to_be_visible(timeout=8_000)
-    expect(page.get_by_role("img", name="Depth of payments.dlq over the last hour")).to_be_attached()
+    expect(page.get_by_role("img", name="Arrivals in payments.dlq over the last hour")).to_be_attached()
     assert page.watch.errors == [] and page.watch.dialogs == []
 
 

@@ -23,9 +23,9 @@ def test_the_dashboard_shows_depth_arrivals_trend_health_and_capabilities(signed
     PlaceSample.objects.create(place=place, at=now - timedelta(hours=3), depth=99, held=0, arrivals=50)
     html = signed_in.get(reverse("inventory")).content.decode()
     assert '<span class="tag health-up">up</span>' in html
-    assert 'aria-label="Depth of orders.dlq over the last hour"' in html
+    assert 'aria-label="Arrivals in orders.dlq over the last hour"' in html
     # Three samples in the last hour make three points; the older one is left out.
-    sparkline = html.split('aria-label="Depth of orders.dlq over the last hour"')[1].split("</svg>")[0]
+    sparkline = html.split('aria-label="Arrivals in orders.dlq over the last hour"')[1].split("</svg>")[0]
     assert sparkline.count(",") == 3
     assert '<td class="num">2</td>' in html  # arrivals in the last hour and held
     assert "Browse without changing messages: yes" in html

@@ -15,7 +15,7 @@ from console.brokers import BrokerError
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import do_discover
 from console.services.jobs import JobError, do_capture
-from console.services.samples import recent_activity
+from console.services.samples import recent_arrivals
 from console.web.charts import sparkline
 from console.web.forms import ReasonForm
 from console.web.views.places import kind_capabilities
@@ -28,8 +28,9 @@ REFRESH_SECONDS = 10
 def inventory_rows() -> list[tuple[Broker, list, list]]:
     """(broker, its capabilities, its places) with each place's custody counts and last hour.
 
-    Only the database is read: broker health comes from the periodic check_brokers task and
-    depths from sample_places, so a broker that is down cannot slow the page.
+    Only the database is read: broker health comes from the periodic check_brokers task,
+    depths and the arrivals trend from sample_places, so a broker that is down cannot slow
+    the page.
     """
     hour_ago = timezone.now() - timedelta(hours=1)
     places = list(
@@ -41,12 +42,10 @@ def inventory_rows() -> list[tuple[Broker, list, list]]:
         )
         .order_by("broker__name", "scope", "name")
     )
-    activity = recent_activity([p.pk for p in places])
+    arrivals = recent_arrivals([p.pk for p in places])
     by_broker: dict[int, list[DeadPlace]] = {}
     for place in places:
-        recent = activity[place.pk]
-        place.trend = sparkline(f"Depth of {place.name} over the last hour", recent["depths"])
-        place.sampled_at = recent["sampled_at"]
+        place.trend = sparkline(f"Arrivals in {place.name} over the last hour", arrivals[place.pk])
         by_broker.setdefault(place.broker_id, []).append(place)
     return [
         (broker, kind_capabilities(broker.kind), by_broker.get(broker.pk, []))
