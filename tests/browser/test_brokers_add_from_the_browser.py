@@ -42,6 +42,9 @@ def test_fill_test_and_save_a_rabbitmq_broker(signed_in_page, screenshot, live_s
     assert Broker.objects.get(name="local-rabbit").password == "guest"
     assert AuditEvent.objects.filter(action="broker.add").count() == 1
 
+    screenshot(page, "brokers_detail")
+
     page.get_by_role("link", name="Inventory").first.click()
-    expect(page.get_by_text("local-rabbit").first).to_be_visible()
+    page.get_by_role("link", name="local-rabbit").click()
+    expect(page.get_by_role("heading", name="local-rabbit")).to_be_visible()
     assert page.watch.errors == [] and page.watch.dialogs == []
