@@ -53,12 +53,15 @@ def test_the_dashboard_refreshes_itself(signed_in_page, place, memory_broker, mo
     expect(down).to_contain_text("Last error: connection refused")
     screenshot(page, "dashboard")
 
+    reason = page.get_by_label(f"Reason to capture {place.name}")
+    reason.fill("INC-9 half typed")
     _, broker = memory_broker
     newcomer = DeadPlace.objects.create(broker=broker, name="payments.dlq", discovered_by="convention")
     PlaceSample.objects.create(place=newcomer, at=timezone.now(), depth=7, held=0, arrivals=7)
     # No reload: htmx polls the partial and the new place appears with its sample.
     expect(page.get_by_role("link", name="payments.dlq")).to_be_visible(timeout=8_000)
     expect(page.get_by_role("img", name="Arrivals in payments.dlq over the last hour")).to_be_attached()
+    expect(reason).to_have_value("INC-9 half typed")  # what the operator was typing survives
     assert page.watch.errors == [] and page.watch.dialogs == []
 
 
