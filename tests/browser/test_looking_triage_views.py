@@ -113,4 +113,9 @@ def test_from_a_failure_group_to_its_letters(signed_in_page, place, memory_broke
     page.go_back()
     groups.first.get_by_role("link", name="Act on all in orders.dlq").click()
     expect(page.get_by_label("Select all 5 matching")).to_be_checked()
+    # The bulk flow takes it from here: the preview names exactly this group's letters.
+    page.get_by_label("Reason (for the audit)").fill("INC-12 order closed twice")
+    page.get_by_role("button", name="Preview").click()
+    expect(page.locator("#preview-count")).to_have_text("5")
+    expect(page.locator(".preview-summary")).to_contain_text("fingerprint=")
     assert page.watch.errors == [] and page.watch.dialogs == []
