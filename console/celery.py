@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("console")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["console.jobs"])
+app.autodiscover_tasks(["console.jobs", "console.pipeline"])

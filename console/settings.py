@@ -141,7 +141,17 @@ CELERY_BEAT_SCHEDULE = {
     "check-brokers": {"task": "console.check_brokers", "schedule": env_int("DLO_CHECK_SECONDS", 60)},
     "sample-places": {"task": "console.sample_places", "schedule": env_int("DLO_SAMPLE_SECONDS", 60)},
     "resume-stale-jobs": {"task": "console.resume_stale_jobs", "schedule": 60},
+    # The pipeline (console.pipeline.tasks): archive to the lake, then groups, then retention.
+    "pipeline-archive": {"task": "console.pipeline.archive", "schedule": env_int("DLO_ARCHIVE_SECONDS", 3600)},
+    "pipeline-groups": {"task": "console.pipeline.groups", "schedule": env_int("DLO_GROUPS_SECONDS", 3600)},
+    "pipeline-retention": {"task": "console.pipeline.retention", "schedule": env_int("DLO_RETENTION_SECONDS", 86400)},
 }
+
+# The Parquet lake of the pipeline: a folder, or any Hadoop-compatible URL (s3a://, hdfs://).
+DLO_LAKE_URL = env_str("DLO_LAKE_URL") or str(BASE_DIR / "var" / "lake")
+# Retention (console.pipeline.retention): failure records and resolved letters' bodies older
+# than this many days go.
+DLO_RETENTION_DAYS = env_int("DLO_RETENTION_DAYS", 30)
 
 # How many letters a capture or replay moves per database transaction / confirm window.
 DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 500)

@@ -10,6 +10,7 @@ from console.jobs.control import Stop, claim, finish
 from console.jobs.local import run_local
 from console.jobs.publish import run_publish
 from console.models import Job
+from console.pipeline.jobs import run_archive_replay
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +20,7 @@ RUNNERS = {
     Job.Kind.MOVE: run_publish,
     Job.Kind.PURGE: run_local,
     Job.Kind.MARK_FAILED: run_local,
+    Job.Kind.ARCHIVE_REPLAY: run_archive_replay,
 }
 
 

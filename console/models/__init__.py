@@ -2,8 +2,12 @@
 
 from console.models.audit import AuditEvent
 from console.models.broker import Broker
+from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
 from console.models.letter import DeadLetter, LetterState
 from console.models.place import DeadPlace, PlaceSample
 
-__all__ = ["AuditEvent", "Broker", "DeadLetter", "DeadPlace", "Job", "LetterState", "PlaceSample"]
+__all__ = [
+    "AuditEvent", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "Job",
+    "LakeWatermark", "LetterState", "PlaceSample",
+]

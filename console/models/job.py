@@ -19,6 +19,7 @@ class Job(models.Model):
         MOVE = "move"
         PURGE = "purge"
         MARK_FAILED = "mark_failed"
+        ARCHIVE_REPLAY = "archive_replay"  # republish letters from the lake (console.pipeline.replay)
 
     class Status(models.TextChoices):
         QUEUED = "queued"
