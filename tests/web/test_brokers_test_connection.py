@@ -54,3 +54,8 @@ def test_the_api_tests_an_unsaved_definition(signed_in):
     assert failed.json()["permanent"] is False and f"127.0.0.1:{port}" in failed.json()["detail"]
     assert_secret_kept(SECRET, failed)
     assert not Broker.objects.exists()
+
+
+def test_an_incomplete_definition_says_what_is_missing(signed_in):
+    response = signed_in.post(reverse("broker-test"), {"kind": "rabbitmq", "url": ""}, HTTP_HX_REQUEST="true")
+    assert "Connection failed: URL: This field is required." in response.content.decode()

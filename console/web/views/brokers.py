@@ -80,8 +80,7 @@ def broker_test(request, broker_id: int | None = None):
     form = EditBrokerForm(request.POST) if broker else NewBrokerForm(request.POST, testing=True)
     context: dict = {}
     if not form.is_valid():
-        context["error"] = "; ".join(f"{form.fields[f].label or f}: {' '.join(e)}" if f in form.fields
-                                     else " ".join(e) for f, e in form.errors.items())
+        context["error"] = _errors_text(form)
     else:
         connection = form.connection()
         if broker and not connection["password"]:
@@ -89,6 +88,15 @@ def broker_test(request, broker_id: int | None = None):
         kind = broker.kind if broker else form.cleaned_data["kind"]
         context["facts"], context["error"] = _tried(kind, connection)
     return render(request, "web/brokers_test_result.html", context)
+
+
+def _errors_text(form) -> str:
+    """A form's errors on one line, each after its field's label."""
+    parts = []
+    for name, errors in form.errors.items():
+        text = " ".join(errors)
+        parts.append(f"{form[name].label}: {text}" if name in form.fields else text)
+    return "; ".join(parts)
 
 
 def _record_health(broker: Broker) -> None:
