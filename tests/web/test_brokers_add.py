@@ -88,3 +88,11 @@ def test_bad_input_is_refused_with_the_reason(signed_in, settings):
     assert "Options must be a JSON object" in html and "Enter a valid" in html
     assert not Broker.objects.exists()
     assert_secret_kept(SECRET, response)
+
+
+def test_a_name_in_use_is_refused_after_the_test(signed_in, memory_broker, settings):
+    settings.DEBUG = True
+    response = signed_in.post(reverse("broker-new"), {"name": "mem", "kind": "memory", "url": "memory://test"})
+    assert response.status_code == 400
+    assert "a broker named &#x27;mem&#x27; exists already" in response.content.decode()
+    assert Broker.objects.count() == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -41,6 +42,13 @@ def _tried(kind: str, connection: dict) -> tuple[dict | None, str]:
         return None, getattr(exc, "message", str(exc))
 
 
+def _refusal(exc: Exception) -> str:
+    """Why the services refused a definition, for the page."""
+    if isinstance(exc, ValidationError):
+        return " ".join(exc.messages)
+    return str(exc)
+
+
 def _form_page(request, template: str, form, **context):
     context.update(form=form, management_kinds=" ".join(kinds_with_management_url()))
     return render(request, template, context, status=400 if form.is_bound else 200)
@@ -61,8 +69,8 @@ def broker_new(request):
         return _form_page(request, "web/brokers_new.html", form, test_error=error, refused=True)
     try:
         broker = do_add_broker(actor=request.user, name=data["name"], kind=data["kind"], **form.connection())
-    except BrokerSetupError as exc:
-        return _form_page(request, "web/brokers_new.html", form, test_error=str(exc))
+    except (BrokerSetupError, ValidationError) as exc:
+        return _form_page(request, "web/brokers_new.html", form, test_error=_refusal(exc))
     _record_health(broker)
     if error:
         messages.warning(request, f"Saved {broker.name}, but it did not answer: {error}")
@@ -162,8 +170,8 @@ def broker_edit(request, broker_id: int):
         return _form_page(request, template, form, broker=broker, test_error=error, refused=True)
     try:
         do_update_broker(broker, actor=request.user, **connection)
-    except (BrokerSetupError, ValueError) as exc:
-        return _form_page(request, template, form, broker=broker, test_error=str(exc))
+    except (BrokerSetupError, ValidationError) as exc:
+        return _form_page(request, template, form, broker=broker, test_error=_refusal(exc))
     _record_health(broker)
     messages.success(request, f"Saved the new connection settings of {broker.name}.")
     return redirect("broker", broker.pk)
