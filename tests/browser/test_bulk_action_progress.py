@@ -25,7 +25,8 @@ def test_mark_all_matching_failed_and_the_progress_bar_fills_without_a_reload(
     page.get_by_label("Select all 4 matching").check()
     page.get_by_label("Action").select_option("mark_failed")
     page.get_by_label("Reason (for the audit)").fill("schema v1 is gone, INC-42")
-    page.get_by_role("button", name="Start job").click()
+    page.get_by_role("button", name="Preview…").click()
+    page.get_by_role("button", name="Mark failed: 4 letters").click()
 
     expect(page).to_have_url(re.compile(r"/jobs/\d+/$"))
     (job_id,) = queued_jobs

@@ -50,8 +50,12 @@ def test_filters_by_actor_action_place_job_letter_and_time(signed_in, events, pl
     assert shown(actor="olga") == set(AuditEvent.objects.filter(actor_name="olga").values_list("id", flat=True))
     assert shown(action="capture") == set(AuditEvent.objects.filter(action="capture").values_list("id", flat=True))
     assert len(shown(action="capture")) == 2
-    assert shown(place=place.name) == set(
-        AuditEvent.objects.filter(place_name=place.name).values_list("id", flat=True))
+    at_place = set(AuditEvent.objects.filter(place_name=place.name).values_list("id", flat=True))
+    assert len(at_place) == 2  # the captures
+    events["job"].place = place
+    events["job"].save()
+    assert shown(place=place.name) == at_place | {AuditEvent.objects.get(action="job.requested").pk}
+    assert shown(place="elsewhere.dlq") == set()
     assert shown(job=events["job"].pk) == {AuditEvent.objects.get(action="job.requested").pk}
     assert shown(letter=events["letters"][0]) == set(
         AuditEvent.objects.filter(letter_ids__contains=[events["letters"][0]]).values_list("id", flat=True))

@@ -135,7 +135,8 @@ def action_confirm(request):
             form.add_error(None, str(exc))
         else:
             return redirect("job", job.pk)
-    return _render_preview(request, place, action, target, selection, form, token, status=400)
+    # Refused: the same preview again, with the errors (200, like any form shown again).
+    return _render_preview(request, place, action, target, selection, form, token)
 
 
 @login_required
@@ -149,7 +150,7 @@ def arrived_since_preview(request):
                   {"arrived": arrived_since(payload["selection"]), "token": request.GET["token"]})
 
 
-def _render_preview(request, place, action, target, selection, confirm, token, status=200):
+def _render_preview(request, place, action, target, selection, confirm, token):
     try:
         summary = preview_frozen(selection, sample=SAMPLE_SIZE)
     except JobError as exc:
@@ -177,7 +178,7 @@ def _render_preview(request, place, action, target, selection, confirm, token, s
         "back": _back_to_place(place, selection.get("filter", {})),
         "publishes": action in (Job.Kind.REPLAY, Job.Kind.MOVE),
     }
-    return render(request, "web/preview.html", context, status=status)
+    return render(request, "web/preview.html", context)
 
 
 def _destination(action: str, target: str, origin: str) -> str:

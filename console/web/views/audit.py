@@ -10,12 +10,12 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from console.models import AuditEvent, DeadPlace
+from console.models import AuditEvent, DeadPlace, Job
 from console.web.paging import page_before
 
 #: Events fetched per query while exporting.
@@ -43,9 +43,12 @@ class AuditFilterForm(forms.Form):
         """``events`` narrowed by the valid, non-empty fields."""
         self.is_valid()
         data = {key: value for key, value in self.cleaned_data.items() if value not in (None, "")}
-        lookups = {"actor": "actor_name", "action": "action", "place": "place_name", "job": "job_id",
-                   "since": "at__gte", "until": "at__lt"}
+        lookups = {"actor": "actor_name", "action": "action", "job": "job_id", "since": "at__gte", "until": "at__lt"}
         events = events.filter(**{lookups[key]: value for key, value in data.items() if key in lookups})
+        if "place" in data:
+            # Job-level events (purge, mark failed, pause...) name the job, not the place.
+            jobs_there = Job.objects.filter(place__name=data["place"]).values("id")
+            events = events.filter(Q(place_name=data["place"]) | Q(job_id__in=jobs_there))
         if "letter" in data:
             events = events.filter(letter_ids__contains=[data["letter"]])
         return events

@@ -32,7 +32,7 @@ def editable(letter: DeadLetter) -> bool:
     return letter.state in EDITABLE_STATES and not letter.body_erased and letter.body_size <= EDITABLE_BODY_BYTES
 
 
-def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None, status: int = 200):
+def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None):
     if edit_form is None and editable(letter):
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers))
     returns = list(letter.returns.select_related("last_job").order_by("id"))
@@ -47,10 +47,10 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
         "returns": [r for r in returns if (r.envelope_details or {}).get("edited_from") != letter.pk],
         "events": AuditEvent.objects.filter(letter_ids__contains=[letter.pk]).order_by("-id")[:200],
         "edit_form": edit_form,
-        "edit_open": status != 200,
+        "edit_open": edit_form is not None and edit_form.is_bound,
         "edit_limit": EDITABLE_BODY_BYTES,
     }
-    return render(request, "web/letter.html", context, status=status)
+    return render(request, "web/letter.html", context)
 
 
 @login_required
@@ -73,7 +73,7 @@ def letter_edit(request, letter_id: int):
             form.add_error(None, str(exc))
         else:
             return redirect("job", job.pk)
-    return _render_letter(request, letter, form, status=400)
+    return _render_letter(request, letter, form)  # refused: the form again, open, with its errors
 
 
 @login_required
