@@ -4,7 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
-from console.api import audit, brokers, jobs, letters, places
+from console.api import audit, brokers, edit_replay, jobs, letters, places
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
 _signed_in = [IsAuthenticated]
@@ -19,6 +19,7 @@ urlpatterns = [
     path("places/<int:place_id>/capture/", places.PlaceCapture.as_view(), name="api-place-capture"),
     path("letters/", letters.LetterList.as_view(), name="api-letters"),
     path("letters/<int:letter_id>/", letters.LetterDetail.as_view(), name="api-letter"),
+    path("letters/<int:letter_id>/edit-replay/", edit_replay.LetterEditReplay.as_view(), name="api-letter-edit-replay"),
     path("jobs/", jobs.JobList.as_view(), name="api-jobs"),
     path("jobs/preview/", jobs.JobPreview.as_view(), name="api-jobs-preview"),
     path("jobs/<int:job_id>/", jobs.JobDetail.as_view(), name="api-job"),

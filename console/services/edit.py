@@ -29,7 +29,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from console.brokers.values import display
+from console.brokers.values import display, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
 from console.services.audit import Actor
@@ -50,6 +50,17 @@ _ENVELOPE_FIELDS = (
     "death_count", "first_failed_at", "last_failed_at", "exception_type", "exception_message",
     "exception_stack", "fingerprint", "properties",
 )
+
+
+def tagged_headers(value: Any) -> dict[str, Any]:
+    """Headers given as tagged JSON (console.brokers.values), checked by decoding them and
+    returned in their canonical form; JobError says what is wrong."""
+    if not isinstance(value, dict):
+        raise JobError('headers must be a JSON object: {"name": value, ...}')
+    try:
+        return to_json(from_json(value))
+    except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
+        raise JobError(f"a tagged header value does not decode: {exc}") from None
 
 
 @transaction.atomic

@@ -13,8 +13,9 @@ from typing import Any
 
 from django import forms
 
-from console.brokers.values import from_json, to_json
 from console.models import Job
+from console.services.edit import tagged_headers
+from console.services.jobs import JobError
 from console.web.display import BODY_PAGE_LIMIT
 
 ACTION_LABELS = {
@@ -121,13 +122,10 @@ class EditLetterForm(forms.Form):
             parsed = json.loads(raw)
         except ValueError as exc:
             raise forms.ValidationError(f"The headers are not valid JSON: {exc}") from None
-        if not isinstance(parsed, dict):
-            raise forms.ValidationError("The headers must be a JSON object: {\"name\": value, ...}.")
         try:
-            headers = to_json(from_json(parsed))
-        except (ValueError, TypeError, binascii.Error) as exc:
-            raise forms.ValidationError(f"A tagged header value does not decode: {exc}") from None
-        return headers
+            return tagged_headers(parsed)
+        except JobError as exc:
+            raise forms.ValidationError(f"Headers: {exc}.") from None
 
     def clean(self):
         cleaned = super().clean()

@@ -1,0 +1,62 @@
+"""``POST /api/letters/{id}/edit-replay/``: replay an edited copy of one letter (the page's
+"edit and replay"), through console.services.edit, which keeps the diff in the audit."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.api.errors import ErrorSerializer, refused
+from console.api.jobs import JobSerializer
+from console.models import DeadLetter
+from console.services.edit import do_edit_and_replay, tagged_headers
+from console.services.jobs import JobError
+
+
+@extend_schema_field(OpenApiTypes.ANY)
+class BodyField(serializers.Field):
+    """A body as text (UTF-8), or ``{"base64": "..."}`` for any bytes."""
+
+    def to_internal_value(self, data) -> bytes:
+        if isinstance(data, str):
+            return data.encode("utf-8")
+        if isinstance(data, dict) and set(data) == {"base64"} and isinstance(data["base64"], str):
+            try:
+                return base64.b64decode(data["base64"], validate=True)
+            except (ValueError, binascii.Error):
+                raise serializers.ValidationError("base64 does not decode") from None
+        raise serializers.ValidationError('give text, or {"base64": "..."}')
+
+
+class EditReplaySerializer(serializers.Serializer):
+    body = BodyField(help_text='The edited body: text, or {"base64": "..."}')
+    headers = serializers.DictField(
+        required=False, help_text="All headers of the copy, tagged JSON ($bytes, $ts, $decimal); "
+                                  "left out: the letter's own headers")
+    reason = serializers.CharField(help_text="Why (audited)")
+    ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
+
+
+class LetterEditReplay(APIView):
+    """A copy of the letter with this body and these headers is replayed to its origin; the
+    letter itself is kept as it was and marked failed. Answers the copy's replay job."""
+
+    @extend_schema(request=EditReplaySerializer, responses={202: JobSerializer, 400: ErrorSerializer})
+    def post(self, request, letter_id: int):
+        letter = generics.get_object_or_404(DeadLetter, pk=letter_id)
+        given = EditReplaySerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        try:
+            headers = tagged_headers(data["headers"]) if "headers" in data else letter.headers
+            job = do_edit_and_replay(letter, body=data["body"], headers=headers, actor=request.user,
+                                     reason=data["reason"], ticket=data["ticket"])
+        except JobError as exc:
+            return refused(exc)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
