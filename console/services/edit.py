@@ -100,7 +100,7 @@ def do_edit_and_replay(
                          place=original.place)
     audit.record(
         "edit_replay", actor=actor, reason=reason, ticket=ticket, job=job, place=original.place,
-        target=original.origin_queue, letter_ids=[original.pk, copy.pk], count=1, outcome="copy queued",
+        target=original.origin_queue, letter_ids=[original.pk, copy.pk], outcome="copy queued",
         details={"original": original.pk, "copy": copy.pk,
                  **edit_diff(before_body, body, original.headers or {}, headers)},
     )

@@ -108,7 +108,7 @@ def test_select_all_matching_preview_replay_and_watch_the_bar_reach_done(
     expect(page.locator(".counts")).to_contain_text("0 returned after replay")
     expect(page.get_by_role("button", name="Cancel job")).to_have_count(0)
     assert page.evaluate("window.dloNotReloaded") is True
-    screenshot(page, "job")
+    screenshot(page, "job-replayed")
 
     assert sorted(m.body for m in fake.queue("orders"))[0].startswith(b'{"order": 0')
     assert len(fake.queue("orders")) == 4 and len(fake.queue("billing")) == 2

@@ -58,6 +58,10 @@ def test_purge_with_the_typed_name_then_edit_and_replay_then_read_the_audit(
     expect(page.locator(".counts")).to_contain_text("1 done")
     (delivered,) = fake.queue("orders")
     assert delivered.body == b'{"order": 5, "currency": "EUR"}' and delivered.headers["x-tenant"] == "acme-eu"
+    page.goto(f"/letters/{keeper}/")
+    expect(page.locator("h1 .state")).to_have_text("failed")
+    expect(page.locator(".lineage-list")).to_contain_text("replayed")
+    screenshot(page, "letter-lineage")
 
     # The audit lists the purge, the edit with its diff, and the replay of the copy.
     page.get_by_role("link", name="Audit").click()
