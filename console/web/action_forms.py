@@ -75,6 +75,12 @@ class ConfirmForm(forms.Form):
         else:
             self.fields["typed_name"].label = f"Type {purge_name} to purge"
             self.fields["typed_name"].widget.attrs.update(autocomplete="off", spellcheck="false")
+        # The keyboard starts where the operator has something to type.
+        first = next((name for name in self.errors if name in self.fields), None) if self.is_bound else None
+        if first is None:
+            first = "typed_name" if purge_name is not None else ("reason" if not self.initial.get("reason") else None)
+        if first:
+            self.fields[first].widget.attrs["autofocus"] = True
 
     def clean_typed_name(self) -> str:
         typed = self.cleaned_data.get("typed_name", "")

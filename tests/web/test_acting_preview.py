@@ -80,6 +80,7 @@ def test_the_preview_shows_a_sample_of_the_letters(signed_in, place, letters):
 def test_purge_needs_the_place_name_typed_exactly_and_a_reason(signed_in, place, letters):
     preview = _preview(signed_in, place, action="purge", select_all="1")
     assert f"Type {place.name} to purge" in preview.content.decode()
+    assert re.search(r'<input[^>]*name="typed_name"[^>]*autofocus', preview.content.decode())  # keyboard starts there
 
     wrong_case = _confirm(signed_in, preview, reason="cleanup", typed_name=place.name.upper())
     assert wrong_case.status_code == 200  # the preview again, with the error
