@@ -48,10 +48,6 @@ def _named(column: str):
     return F.when(F.col(column) != "", F.col(column))
 
 
-def _sorted_set(column: str):
-    return F.array_sort(F.collect_set(_named(column)))
-
-
 def archived_letters(spark: SparkSession, lake: str) -> DataFrame:
     """The lake's letters as the query's input."""
     letters = lakefs.read(spark, lake, LETTERS, SCHEMAS[LETTERS])
@@ -68,32 +64,44 @@ def custody_letters(spark: SparkSession, after: int) -> DataFrame:
 
 
 def compute_groups(letters: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(groups, days) from letters shaped like GROUP_INPUT."""
-    first = F.min_by(F.struct("exception_type", "exception_message", "reason"), "id")
-    groups = (
-        letters.groupBy("fingerprint")
-        .agg(
-            F.count(F.lit(1)).alias("count"),
-            F.min("seen_at").alias("first_seen"),
-            F.max("seen_at").alias("last_seen"),
-            first.alias("first"),
-            _sorted_set("origin_queue").alias("origins"),
-            _sorted_set("broker").alias("brokers"),
-            _sorted_set("consumer").alias("consumers"),
-            _sorted_set("host").alias("hosts"),
-        )
-        .select(
-            "fingerprint", "count", "first_seen", "last_seen",
-            F.col("first.exception_type").alias("exception_type"),
-            F.substring("first.exception_message", 1, SAMPLE_CHARS).alias("sample_message"),
-            F.col("first.reason").alias("reason"),
-            "origins", "brokers", "consumers", "hosts",
-        )
+    """(groups, days) from letters shaped like GROUP_INPUT.
+
+    One pass over the letters aggregates them by two grouping sets at once, (fingerprint, day)
+    for the counts and times, and (fingerprint, origin, broker, consumer, host) for the names,
+    with fixed-width results only, so Spark's fast hash aggregation does it. That result is
+    small and materialised once; both outputs come from it. The sample exception is the
+    group's first letter, fetched by id in a second, narrow pass (carrying strings through the
+    big aggregation would push it onto the slow object-hash path).
+    """
+    names = ("origin", "broker", "consumer", "host")
+    keyed = letters.select(
+        "fingerprint", F.to_date("seen_at").alias("day"), _named("origin_queue").alias("origin"),
+        _named("broker").alias("broker"), _named("consumer").alias("consumer"), _named("host").alias("host"),
+        "seen_at", "id",
     )
-    days = (
-        letters.groupBy("fingerprint", F.to_date("seen_at").alias("day"))
-        .agg(F.count(F.lit(1)).alias("count"))
-        .select("fingerprint", "day", "count")
+    summary = (
+        keyed.groupingSets([["fingerprint", "day"], ["fingerprint", *names]], "fingerprint", "day", *names)
+        .agg(F.count(F.lit(1)).alias("count"), F.min("seen_at").alias("first_seen"),
+             F.max("seen_at").alias("last_seen"), F.min("id").alias("first_id"))
+        .localCheckpoint()
+    )
+    by_day = summary.where(F.col("day").isNotNull())
+    days = by_day.select("fingerprint", "day", "count")
+    totals = by_day.groupBy("fingerprint").agg(
+        F.sum("count").alias("count"), F.min("first_seen").alias("first_seen"),
+        F.max("last_seen").alias("last_seen"), F.min("first_id").alias("first_id"),
+    )
+    named = summary.where(F.col("day").isNull()).groupBy("fingerprint").agg(
+        *[F.array_sort(F.collect_set(name)).alias(f"{name}s") for name in names])
+    samples = letters.select(
+        F.col("id").alias("first_id"), "exception_type",
+        F.substring("exception_message", 1, SAMPLE_CHARS).alias("sample_message"), "reason",
+    ).join(F.broadcast(totals.select("first_id")), on="first_id", how="left_semi")
+    groups = (
+        totals.join(named, on="fingerprint", how="left")
+        .join(samples, on="first_id", how="left")
+        .select("fingerprint", "count", "first_seen", "last_seen", "exception_type", "sample_message", "reason",
+                "origins", "brokers", "consumers", "hosts")
     )
     return groups, days
 
