@@ -70,7 +70,7 @@ def do_edit_and_replay(
     """Replay an edited copy of ``letter``; ``headers`` are tagged JSON (console.brokers.values).
 
     Returns the replay job of the copy. Raises JobError when the letter cannot be edited
-    (purged, already replaying or replayed) or no reason is given.
+    (purged, already replaying or replayed, origin unknown) or no reason is given.
     """
     reason = (reason or "").strip()
     if not reason:
@@ -78,6 +78,8 @@ def do_edit_and_replay(
     original = DeadLetter.objects.select_for_update().select_related("place__broker").get(pk=letter.pk)
     if original.state not in EDITABLE_STATES:
         raise JobError(f"letter {original.pk} is {original.state}: only held or failed letters can be edited")
+    if not original.origin_queue:
+        raise JobError(f"letter {original.pk} has no known origin to replay its copy to")
     if not isinstance(headers, dict):
         raise JobError("headers must be a JSON object")
     if _holds_nul(headers):

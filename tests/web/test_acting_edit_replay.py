@@ -104,6 +104,13 @@ def test_invalid_edits_are_refused_with_a_message_and_change_nothing(signed_in, 
     assert not AuditEvent.objects.filter(action="edit_replay").exists()
 
 
+def test_a_letter_with_no_known_origin_cannot_be_edited_and_replayed(place, operator):
+    letter = store_letter(place, b"x", origin="")
+    with pytest.raises(JobError, match="has no known origin"):
+        do_edit_and_replay(letter, body=b"y", headers={}, actor=operator, reason="r")
+    assert DeadLetter.objects.get(pk=letter.pk).state == "held" and DeadLetter.objects.count() == 1
+
+
 def test_a_letter_already_replayed_cannot_be_edited(letter, operator):
     DeadLetter.objects.filter(pk=letter.pk).update(state="replayed")
     with pytest.raises(JobError, match="only held or failed letters can be edited"):

@@ -29,7 +29,8 @@ def _letter(letter_id: int) -> DeadLetter:
 
 def editable(letter: DeadLetter) -> bool:
     """Whether the page offers edit-and-replay for this letter."""
-    return letter.state in EDITABLE_STATES and not letter.body_erased and letter.body_size <= EDITABLE_BODY_BYTES
+    return (letter.state in EDITABLE_STATES and bool(letter.origin_queue) and not letter.body_erased
+            and letter.body_size <= EDITABLE_BODY_BYTES)
 
 
 def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None):
