@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from django.db import transaction
 from django.utils import timezone
 
 from console.jobs.control import advance, checkpoint
-from console.models import DeadLetter, Job, LetterState
+from console.models import DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.selection import resolve
 
@@ -31,12 +33,16 @@ def run_local(job: Job) -> str:
                 break
             candidates = [i for i, state in chunk if state in from_states]
             locked = DeadLetter.objects.select_for_update().filter(id__in=candidates, state__in=from_states)
-            ids = list(locked.values_list("id", flat=True))
+            by_place: dict[int, list[int]] = defaultdict(list)
+            for letter_id, place_id in locked.values_list("id", "place_id"):
+                by_place[place_id].append(letter_id)
+            ids = [i for place_ids in by_place.values() for i in place_ids]
             DeadLetter.objects.filter(id__in=ids).update(
                 state=to_state, state_changed_at=timezone.now(), last_job=job, **extra
             )
-            if ids:
+            places = DeadPlace.objects.select_related("broker").in_bulk(list(by_place))
+            for place_id, place_ids in by_place.items():
                 audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket,
-                             job=job, letter_ids=ids, outcome=to_state)
+                             job=job, place=places[place_id], letter_ids=place_ids, outcome=to_state)
             advance(job, done=len(ids), skipped=len(chunk) - len(ids), cursor=chunk[-1][0])
     return f"{job.kind}: {job.done} letters {to_state}, {job.skipped} skipped (not in a state it applies to)"

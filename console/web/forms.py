@@ -7,15 +7,7 @@ from datetime import timedelta
 from django import forms
 from django.utils import timezone
 
-from console.models import Job, LetterState
-
-ACTION_LABELS = {
-    Job.Kind.REPLAY: "Replay to origin",
-    Job.Kind.MARK_FAILED: "Mark failed",
-    Job.Kind.PURGE: "Purge",
-    Job.Kind.MOVE: "Move to queue",
-}
-
+from console.models import LetterState
 
 class ReasonForm(forms.Form):
     """A reason for an audited action (capture, cancel)."""
@@ -67,31 +59,3 @@ class LetterFilterForm(forms.Form):
             if key in values:
                 values[key] = values[key].isoformat()
         return values
-
-
-class LettersActionForm(forms.Form):
-    """A bulk action on the checked letters, or on every letter matching the filter."""
-
-    action = forms.ChoiceField(choices=list(ACTION_LABELS.items()))
-    reason = forms.CharField(max_length=2000, strip=True, label="Reason (for the audit)")
-    target = forms.CharField(required=False, max_length=500, label="Target queue (move)")
-    select_all = forms.BooleanField(required=False)
-
-    def __init__(self, *args, allowed_actions: list[str], **kwargs) -> None:
-        # Its own ids: the filter form on the same page has a "reason" field too.
-        kwargs.setdefault("auto_id", "action_%s")
-        super().__init__(*args, **kwargs)
-        self.fields["action"].choices = [(a, ACTION_LABELS[a]) for a in allowed_actions]
-
-    def clean(self):
-        cleaned = super().clean()
-        # The checkboxes are many inputs of one name; not a declared field.
-        cleaned["ids"] = [int(i) for i in self.data.getlist("ids") if str(i).isdigit()]
-        if not cleaned.get("select_all") and not cleaned.get("ids"):
-            raise forms.ValidationError("Tick some letters, or select all matching.")
-        return cleaned
-
-
-class AuditFilterForm(forms.Form):
-    actor = forms.CharField(required=False, max_length=150)
-    action = forms.CharField(required=False, max_length=50)

@@ -21,7 +21,6 @@ urlpatterns = [
     path("places/<int:place_id>/groups/", groups.group_list, name="place-groups"),
     path("groups/", groups.group_list, name="groups"),
     path("places/<int:place_id>/capture/", inventory.capture, name="place-capture"),
-    path("places/<int:place_id>/action/", places.place_action, name="place-action"),
     path("places/<int:place_id>/preview/", actions.action_preview, name="action-preview"),
     path("actions/confirm/", actions.action_confirm, name="action-confirm"),
     path("actions/arrived/", actions.arrived_since_preview, name="action-arrived"),

@@ -24,7 +24,7 @@ def test_every_page_sends_a_stranger_to_sign_in(client, place):
 
 def test_posting_an_action_without_signing_in_changes_nothing(client, place):
     letter = store_letter(place)
-    response = client.post(reverse("place-action", args=[place.pk]),
+    response = client.post(reverse("action-preview", args=[place.pk]),
                            {"action": "purge", "reason": "x", "ids": [letter.pk]})
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
     letter.refresh_from_db()

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import BinaryField
 from django.db.models.functions import Substr
-from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.shortcuts import get_object_or_404, render
 
 from console.brokers import adapter_class
-from console.models import DeadPlace, Job
-from console.services.jobs import JobError, do_letters_job
+from console.models import DeadPlace
 from console.services.samples import place_trend
 from console.services.selection import SelectionError, filter_letters
 from console.web.charts import Chart, Series, line_chart
 from console.web.display import PREVIEW_CHARS, body_preview
-from console.web.forms import LetterFilterForm, LettersActionForm
+from console.web.forms import LetterFilterForm
 from console.web.paging import page_after
 
 #: The filter's hidden copy inside the action form is prefixed, since "reason" means the
@@ -41,15 +37,6 @@ def kind_capabilities(kind: str) -> list[tuple[str, bool]]:
 def capability_rows(place: DeadPlace) -> list[tuple[str, bool]]:
     """(label, able) for each capability flag of the place's adapter."""
     return kind_capabilities(place.broker.kind)
-
-
-def allowed_actions(place: DeadPlace) -> list[str]:
-    """The bulk actions this place's adapter supports, in the order the form shows them."""
-    capabilities = adapter_class(place.broker.kind).capabilities()
-    actions = [Job.Kind.REPLAY, Job.Kind.MARK_FAILED, Job.Kind.PURGE]
-    if capabilities.get("move"):
-        actions.append(Job.Kind.MOVE)
-    return actions
 
 
 def _place(place_id: int) -> DeadPlace:
@@ -112,35 +99,5 @@ def place_letters(request, place_id: int):
         "preselect_all": request.GET.get("select_all") == "1",
         "page": page,
         "charts": trend_charts(place),
-        "action_form": LettersActionForm(allowed_actions=allowed_actions(place)),
     }
     return render(request, "web/place.html", context)
-
-
-@login_required
-@require_POST
-def place_action(request, place_id: int):
-    place = _place(place_id)
-    form = LettersActionForm(request.POST, allowed_actions=allowed_actions(place))
-    back = reverse("place", args=[place.pk])
-    if not form.is_valid():
-        for errors in form.errors.values():
-            for error in errors:
-                messages.error(request, error)
-        return redirect(back)
-    data = form.cleaned_data
-    if data["select_all"]:
-        filters = LetterFilterForm(request.POST, prefix=FILTER_PREFIX).filter_values()
-        selection = {"filter": {**filters, "place": str(place.pk)}}
-    else:
-        # Only letters of this place, whatever ids were posted.
-        ids = list(place.letters.filter(id__in=data["ids"]).values_list("id", flat=True))
-        selection = {"ids": ids}
-    try:
-        job = do_letters_job(
-            data["action"], actor=request.user, reason=data["reason"], target=data["target"], **selection
-        )
-    except JobError as exc:
-        messages.error(request, str(exc))
-        return redirect(back)
-    return redirect("job", job.pk)
