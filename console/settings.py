@@ -52,6 +52,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "console.context.SourceIpMiddleware",
+    "console.security.headers.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -106,6 +107,30 @@ SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 8 * 3600)
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# A sign-in ends when the browser closes, and at the latest SESSION_COOKIE_AGE after it began
+# (not an idle timeout: htmx polling would keep every open tab alive).
+SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", default=True)
+# TLS: redirect plain HTTP, and tell browsers to use HTTPS only (HSTS) once it is on.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000 if SECURE_SSL_REDIRECT else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+if env_bool("TRUST_X_FORWARDED_PROTO"):  # behind a proxy that terminates TLS
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# console.security.headers: no inline script or style anywhere.
+DLO_CONTENT_SECURITY_POLICY = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    "img-src": "'self' data:",
+    "object-src": "'none'",
+    "base-uri": "'none'",
+    "frame-ancestors": "'none'",
+    "form-action": "'self'",
+}
+# console.security.signin: this many failed sign-ins for one name or from one address within
+# DLO_SIGNIN_LOCK_SECONDS lock signing in until that long after the last failure.
+DLO_SIGNIN_MAX_FAILURES = env_int("DLO_SIGNIN_MAX_FAILURES", 5)
+DLO_SIGNIN_LOCK_SECONDS = env_int("DLO_SIGNIN_LOCK_SECONDS", 15 * 60)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -141,6 +166,7 @@ CELERY_BEAT_SCHEDULE = {
     "check-brokers": {"task": "console.check_brokers", "schedule": env_int("DLO_CHECK_SECONDS", 60)},
     "sample-places": {"task": "console.sample_places", "schedule": env_int("DLO_SAMPLE_SECONDS", 60)},
     "resume-stale-jobs": {"task": "console.resume_stale_jobs", "schedule": 60},
+    "expire-unapproved-jobs": {"task": "console.expire_unapproved_jobs", "schedule": 60},
     # The pipeline (console.pipeline.tasks): archive to the lake, then groups, then retention.
     "pipeline-archive": {"task": "console.pipeline.archive", "schedule": env_int("DLO_ARCHIVE_SECONDS", 3600)},
     "pipeline-groups": {"task": "console.pipeline.groups", "schedule": env_int("DLO_GROUPS_SECONDS", 3600)},
@@ -157,6 +183,10 @@ DLO_RETENTION_DAYS = env_int("DLO_RETENTION_DAYS", 30)
 DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 500)
 # A running job not heard of for this long lost its worker; the periodic task resumes it.
 DLO_JOB_STALE_SECONDS = env_int("DLO_JOB_STALE_SECONDS", 120)
+# Two-person rule (console.services.approvals): a purge of any size, and any job on more than
+# this many letters, waits for a second person's approval; unapproved, it expires after this long.
+DLO_APPROVAL_THRESHOLD = env_int("DLO_APPROVAL_THRESHOLD", 1000)
+DLO_APPROVAL_EXPIRY_SECONDS = env_int("DLO_APPROVAL_EXPIRY_SECONDS", 24 * 3600)
 # How long a job waits for an unreachable broker before it fails.
 DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
 

@@ -5,6 +5,26 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings):
+    """Every test connection may TRUNCATE the audit: the test runner empties all tables between
+    transactional (browser) tests. The audit's TRUNCATE trigger lets only such sessions through."""
+    from django.conf import settings
+
+    options = settings.DATABASES["default"].setdefault("OPTIONS", {})
+    options["options"] = f"{options.get('options', '')} -c dlo.allow_audit_truncate=on".strip()
+
+
+@pytest.fixture(autouse=True)
+def two_person_rule(request, monkeypatch):
+    """Jobs run at once unless the test is marked ``approvals``: most tests are about what a job
+    does, not about who approved it (tests/approvals/ are about that)."""
+    if request.node.get_closest_marker("approvals") is None:
+        from console.services import approvals
+
+        monkeypatch.setattr(approvals, "needs_approval", lambda kind, count: False)
+
+
 @pytest.fixture
 def operator(django_user_model):
     return django_user_model.objects.create_user("olga", password="triage-pass-123")

@@ -36,10 +36,11 @@ def is_stale(job: Job) -> bool:
 
 
 def claim(job_id: int) -> Job | None:
-    """Mark the job running; None if it is finished, paused, gone, or alive in another worker."""
+    """Mark the job running; None if it is finished, paused, waiting for approval, gone, or
+    alive in another worker."""
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.is_finished or job.status == Job.Status.PAUSED:
+        if job is None or job.is_finished or job.status in (Job.Status.PAUSED, Job.Status.AWAITING_APPROVAL):
             return None
         if job.status in (Job.Status.RUNNING, Job.Status.WAITING) and not is_stale(job):
             return None

@@ -1,6 +1,6 @@
-"""Periodic work scheduled by Celery beat: broker health and place samples for the charts.
-
-Neither changes a letter, a queue or a setting, so neither writes audit rows.
+"""Periodic work scheduled by Celery beat: broker health and place samples for the charts
+(neither changes a letter, a queue or a setting, so neither writes audit rows); resuming jobs
+whose worker died; expiring jobs nobody approved (audited by console.services.approvals).
 """
 
 from __future__ import annotations
@@ -94,3 +94,10 @@ def resume_stale_jobs() -> list[int]:
     for job_id in resumed:
         run_job.delay(job_id)
     return resumed
+
+
+def expire_unapproved_jobs() -> list[int]:
+    """Expire the jobs nobody approved within DLO_APPROVAL_EXPIRY_SECONDS (audited)."""
+    from console.services.approvals import expire_unapproved
+
+    return expire_unapproved()

@@ -31,3 +31,10 @@ def resume_stale_jobs() -> list:
     from console.jobs.periodic import resume_stale_jobs as resume
 
     return resume()
+
+
+@shared_task(name="console.expire_unapproved_jobs")
+def expire_unapproved_jobs() -> list:
+    from console.jobs.periodic import expire_unapproved_jobs as expire
+
+    return expire()

@@ -6,8 +6,9 @@ from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWat
 from console.models.job import Job
 from console.models.letter import DeadLetter, LetterState
 from console.models.place import DeadPlace, PlaceSample
+from console.models.signin import SignInFailure
 
 __all__ = [
     "AuditEvent", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "Job",
-    "LakeWatermark", "LetterState", "PlaceSample",
+    "LakeWatermark", "LetterState", "PlaceSample", "SignInFailure",
 ]

@@ -29,8 +29,10 @@ class Job(models.Model):
         CANCELLED = "cancelled"
         SUCCEEDED = "succeeded"
         FAILED = "failed"
+        AWAITING_APPROVAL = "awaiting_approval"  # a second person must approve it before it runs
+        EXPIRED = "expired"  # nobody approved it in time (console.services.approvals)
 
-    FINISHED = (Status.CANCELLED, Status.SUCCEEDED, Status.FAILED)
+    FINISHED = (Status.CANCELLED, Status.SUCCEEDED, Status.FAILED, Status.EXPIRED)
 
     kind = models.CharField(max_length=20, choices=Kind.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
@@ -56,6 +58,16 @@ class Job(models.Model):
     log = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
 
+    # Two-person rule (console.services.approvals): set when the job was made to wait.
+    approval_requested = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Unapproved, it expires then")
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="approved_jobs")
+    approved_at = models.DateTimeField(null=True, blank=True)
+    refused_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="refused_jobs")
+    refused_at = models.DateTimeField(null=True, blank=True)
+
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -70,6 +82,10 @@ class Job(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    @property
+    def is_awaiting_approval(self) -> bool:
+        return self.status == self.Status.AWAITING_APPROVAL
 
     @property
     def percent(self) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 from django.db import transaction
 
 from console.models import DeadPlace, Job
-from console.services import audit
+from console.services import approvals, audit
 from console.services.audit import Actor, actor_name, actor_user
 from console.services.selection import SelectionError, arrived_since, clean_filter, freeze, resolve
 
@@ -19,7 +19,8 @@ class JobError(ValueError):
     """A job request the console refuses, with a message for the operator."""
 
 
-def _enqueue(job: Job) -> None:
+def enqueue(job: Job) -> None:
+    """Hand the job to the worker once the current transaction commits."""
     from console.jobs.tasks import run_job
 
     transaction.on_commit(lambda: run_job.delay(job.pk))
@@ -48,7 +49,7 @@ def do_capture(place: DeadPlace, *, actor: Actor, reason: str, limit: int | None
     )
     audit.record("job.requested", actor=actor, reason=reason, job=job, place=place, count=job.total,
                  details={"kind": job.kind, "limit": limit})
-    _enqueue(job)
+    _enqueue_or_hold(job, actor=actor)
     return job
 
 
@@ -109,8 +110,16 @@ def do_letters_job(
         details={"kind": kind, "filter": selection.get("filter"), "max_id": selection.get("max_id"),
                  "rate_limit": rate_limit},
     )
-    _enqueue(job)
+    _enqueue_or_hold(job, actor=actor)
     return job
+
+
+def _enqueue_or_hold(job: Job, *, actor: Actor) -> None:
+    """Queue the job, unless the two-person rule makes it wait for approval first."""
+    if approvals.needs_approval(job.kind, job.total):
+        approvals.hold_for_approval(job, actor=actor)
+    else:
+        enqueue(job)
 
 
 def do_replay(*, actor: Actor, reason: str, ids=None, filter=None, ticket: str = "", rate_limit=None) -> Job:
@@ -198,7 +207,7 @@ def do_cancel_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
     if job.is_finished:
         raise JobError(f"job {job.pk} has already ended ({job.status})")
     job.cancel_requested = True
-    if job.status in (Job.Status.QUEUED, Job.Status.PAUSED):
+    if job.status in (Job.Status.QUEUED, Job.Status.PAUSED, Job.Status.AWAITING_APPROVAL):
         from django.utils import timezone
 
         job.status = Job.Status.CANCELLED
@@ -212,7 +221,7 @@ def do_cancel_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
 @transaction.atomic
 def do_pause_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
     job = Job.objects.select_for_update().get(pk=job.pk)
-    if job.is_finished or job.status == Job.Status.PAUSED:
+    if job.is_finished or job.status in (Job.Status.PAUSED, Job.Status.AWAITING_APPROVAL):
         raise JobError(f"job {job.pk} is {job.status}: it cannot be paused")
     job.pause_requested = True
     if job.status == Job.Status.QUEUED:
@@ -228,10 +237,12 @@ def do_resume_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
     job = Job.objects.select_for_update().get(pk=job.pk)
     if job.is_finished:
         raise JobError(f"job {job.pk} has already ended ({job.status})")
+    if job.status == Job.Status.AWAITING_APPROVAL:
+        raise JobError(f"job {job.pk} waits for approval: it runs once another operator approves it")
     job.pause_requested = False
     job.status = Job.Status.QUEUED
     job.add_log(f"resumed by {actor_name(actor)}")
     job.save()
     audit.record("job.resume", actor=actor, reason=reason, job=job)
-    _enqueue(job)
+    enqueue(job)
     return job
