@@ -3,6 +3,8 @@ origin queue with replay ids, as a job with counters and audit rows."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from console.jobs.runner import run_job
@@ -42,7 +44,7 @@ def test_replay_from_archive_reaches_the_origin_queue(spark, lake, custody, kit,
     archive(lake, spark=spark)
 
     job = do_archive_replay(actor=operator, reason="replay last week's orders", lake=lake, origin=origin,
-                            since=str((NOW.date() - __import__("datetime").timedelta(days=3))), until=str(NOW.date()),
+                            since=str(NOW.date() - timedelta(days=3)), until=str(NOW.date()),
                             rate_limit=100, enqueue=False)
     assert run_job(job.pk) == "succeeded"
 
