@@ -4,7 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
-from console.api import audit, brokers, edit_replay, jobs, letters, places
+from console.api import approvals, audit, brokers, edit_replay, jobs, letters, places
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
 _signed_in = [IsAuthenticated]
@@ -26,6 +26,9 @@ urlpatterns = [
     path("jobs/<int:job_id>/cancel/", jobs.JobCancel.as_view(), name="api-job-cancel"),
     path("jobs/<int:job_id>/pause/", jobs.JobPause.as_view(), name="api-job-pause"),
     path("jobs/<int:job_id>/resume/", jobs.JobResume.as_view(), name="api-job-resume"),
+    path("jobs/<int:job_id>/approve/", approvals.JobApprove.as_view(), name="api-job-approve"),
+    path("jobs/<int:job_id>/refuse/", approvals.JobRefuse.as_view(), name="api-job-refuse"),
+    path("approvals/", approvals.ApprovalList.as_view(), name="api-approvals"),
     path("audit/", audit.AuditList.as_view(), name="api-audit"),
     path("audit/verify/", audit.AuditVerify.as_view(), name="api-audit-verify"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=_signed_in), name="api-schema"),

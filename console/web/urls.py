@@ -3,10 +3,11 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console.web.views import actions, audit, brokers, groups, inventory, jobs, letters, places
+from console.security.signin import SignInView
+from console.web.views import actions, approvals, audit, brokers, groups, inventory, jobs, letters, places, tokens
 
 urlpatterns = [
-    path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("sign-in/", SignInView.as_view(), name="login"),
     path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
     path("", inventory.inventory, name="inventory"),
     path("brokers/new/", brokers.broker_new, name="broker-new"),
@@ -33,6 +34,12 @@ urlpatterns = [
     path("jobs/<int:job_id>/cancel/", jobs.job_cancel, name="job-cancel"),
     path("jobs/<int:job_id>/pause/", jobs.job_pause, name="job-pause"),
     path("jobs/<int:job_id>/resume/", jobs.job_resume, name="job-resume"),
+    path("jobs/<int:job_id>/approve/", approvals.job_approve, name="job-approve"),
+    path("jobs/<int:job_id>/refuse/", approvals.job_refuse, name="job-refuse"),
+    path("approvals/", approvals.approval_list, name="approvals"),
+    path("tokens/", tokens.token_list, name="tokens"),
+    path("tokens/new/", tokens.token_create, name="token-create"),
+    path("tokens/<int:user_id>/revoke/", tokens.token_revoke, name="token-revoke"),
     path("audit/", audit.audit_list, name="audit"),
     path("audit/export.csv", audit.audit_export_csv, name="audit-export-csv"),
     path("audit/export.json", audit.audit_export_json, name="audit-export-json"),

@@ -13,6 +13,7 @@ from console.models import Job
 from console.services.jobs import JobError, do_cancel_job, do_pause_job, do_resume_job
 from console.services.selection import arrived_since
 from console.web.paging import page_before
+from console.web.views.approvals import approval_context
 
 #: The steering buttons: url name -> (service, what the message says happened).
 CONTROLS = {
@@ -26,6 +27,8 @@ def controls(job: Job) -> list[str]:
     """The buttons that apply to the job as it is now (none once it has ended)."""
     if job.is_finished:
         return []
+    if job.status == Job.Status.AWAITING_APPROVAL:
+        return ["cancel"]
     if job.status == Job.Status.PAUSED:
         return ["resume", "cancel"]
     if job.pause_requested:
@@ -59,6 +62,7 @@ def job_detail(request, job_id: int):
         return response
     # What the operator saw is what the job touches: say how many arrived since.
     context["arrived_since"] = arrived_since(job.selection) if job.kind != Job.Kind.CAPTURE else 0
+    context.update(approval_context(request, job))
     return render(request, "web/job.html", context)
 
 

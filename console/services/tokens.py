@@ -1,0 +1,51 @@
+"""API tokens: made, listed and revoked from the tokens page; every change audited.
+
+A user holds at most one token (Django REST framework's ``authtoken``, read from the
+``Authorization: Token <key>`` header). Making a new one replaces the old, whose key stops
+working at once. Admins (permission ``console.manage_users``) may revoke anyone's.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from console.services import audit
+
+#: Who may revoke other users' tokens.
+MANAGE_TOKENS_PERMISSION = "console.manage_users"
+
+
+class TokenError(ValueError):
+    """A token change the console refuses, with a message for the person."""
+
+
+def may_manage_all(user) -> bool:
+    """Whether ``user`` sees and revokes everyone's tokens, not just their own."""
+    return bool(user.is_superuser or user.has_perm(MANAGE_TOKENS_PERMISSION))
+
+
+def visible_tokens(user):
+    """The tokens ``user`` may see: their own, or everyone's for an admin."""
+    tokens = Token.objects.select_related("user").order_by("user__username")
+    return tokens if may_manage_all(user) else tokens.filter(user=user)
+
+
+@transaction.atomic
+def do_create_token(*, actor) -> Token:
+    """A new token for ``actor`` (replacing theirs, if any). Its key is shown to them once."""
+    replaced = Token.objects.filter(user=actor).delete()[0] > 0
+    token = Token.objects.create(user=actor)
+    audit.record("token.created", actor=actor, details={"user": actor.get_username(), "replaced": replaced,
+                                                        "key_starts": token.key[:4]})
+    return token
+
+
+@transaction.atomic
+def do_revoke_token(token: Token, *, actor, reason: str = "") -> None:
+    """Revoke a token: the actor's own, or anyone's for an admin."""
+    if token.user_id != actor.pk and not may_manage_all(actor):
+        raise TokenError("only an admin may revoke another user's token")
+    owner = token.user.get_username()
+    token.delete()
+    audit.record("token.revoked", actor=actor, reason=reason, details={"user": owner, "key_starts": token.key[:4]})

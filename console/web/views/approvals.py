@@ -1,0 +1,77 @@
+"""Approvals: the jobs that wait for a second person, and the approve and refuse buttons.
+
+The job page (console.web.views.jobs) shows a waiting job with the same frozen preview its
+requester saw (:func:`approval_context`) and these buttons for anyone but the requester.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import BinaryField
+from django.db.models.functions import Substr
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from console.models import DeadLetter, Job
+from console.services.approvals import ApprovalError, do_approve, do_refuse, is_requester
+from console.services.jobs import JobError, preview_frozen
+from console.web.display import PREVIEW_CHARS, body_preview
+
+SAMPLE_SIZE = 10
+
+
+def approval_context(request, job: Job) -> dict:
+    """What the job page shows about a waiting job: the frozen preview and who may decide."""
+    if not job.is_awaiting_approval:
+        return {}
+    context = {"may_decide": not is_requester(job, request.user), "approval_preview": None}
+    if job.kind == Job.Kind.CAPTURE:
+        return context
+    try:
+        summary = preview_frozen(job.selection, sample=SAMPLE_SIZE)
+    except JobError:
+        return context
+    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
+    sample = list(DeadLetter.objects.filter(id__in=summary["sample"]).defer("body").annotate(body_head=head)
+                  .order_by("id"))
+    for letter in sample:
+        letter.preview = body_preview(letter.body_head, letter.body_size)
+    context["approval_preview"] = {**summary, "sample_letters": sample}
+    return context
+
+
+@login_required
+def approval_list(request):
+    """Jobs waiting for approval, oldest first (the first to expire)."""
+    jobs = list(Job.objects.filter(status=Job.Status.AWAITING_APPROVAL).select_related("place", "place__broker")
+                .order_by("expires_at", "id")[:500])
+    for job in jobs:
+        job.may_decide = not is_requester(job, request.user)
+    return render(request, "web/approvals.html", {"jobs": jobs})
+
+
+@login_required
+@require_POST
+def job_approve(request, job_id: int):
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        do_approve(job, actor=request.user, reason=request.POST.get("reason", "").strip())
+    except ApprovalError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Job {job.pk} approved: it is queued.")
+    return redirect("job", job.pk)
+
+
+@login_required
+@require_POST
+def job_refuse(request, job_id: int):
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        do_refuse(job, actor=request.user, reason=request.POST.get("reason", ""))
+    except ApprovalError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Job {job.pk} refused: it will not run.")
+    return redirect("job", job.pk)
