@@ -73,6 +73,8 @@ def do_archive_replay(*, actor: Actor, reason: str, lake: str | None = None, sin
     lake = lakefs.lake_url(lake)
     selection: dict[str, Any] = {"lake": lake, "since": _day(since, "since"), "until": _day(until, "until")}
     selection.update({key: value for key, value in zip(CRITERIA, (origin, exception, fingerprint)) if value})
+    if selection["since"] and selection["until"] and selection["since"] > selection["until"]:
+        raise JobError("since must not be after until")
     if not any(selection.get(key) for key in ("since", "until", *CRITERIA)):
         raise JobError("choose days, an origin, an exception or a group: not the whole archive at once")
     selection["max_id"] = watermark(lake, LETTERS)

@@ -67,7 +67,8 @@ class RetentionReport:
 
 def last_activations() -> dict[tuple[str, str], Activation]:
     """(broker name, origin queue) -> the last finished replay job that published to it."""
-    jobs = {job.pk: job for job in Job.objects.filter(kind__in=REPLAY_KINDS, status__in=Job.FINISHED)}
+    jobs = {job.pk: job for job in Job.objects.filter(kind__in=REPLAY_KINDS, status__in=Job.FINISHED,
+                                                     finished_at__isnull=False)}
     latest: dict[tuple[str, str], Activation] = {}
     rows = AuditEvent.objects.filter(action__in=REPLAY_KINDS, outcome="confirmed", job_id__in=list(jobs))
     for broker_name, target, job_id in rows.values_list("broker_name", "target", "job_id").distinct():
