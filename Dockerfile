@@ -9,6 +9,12 @@
 #   docker run -e DATABASE_URL=... -e SECRET_KEY=... -e CELERY_BROKER_URL=... \
 #       dead-letter-office celery -A console worker -l info
 #
+# The Spark pipeline (archive, groups, retention, replay from the archive) needs Java and
+# PySpark, which the web image does without; build its image with `--target pipeline`:
+#   docker build --target pipeline -t dead-letter-office-pipeline .
+#   docker run -e DATABASE_URL=... -e SECRET_KEY=... -e DLO_LAKE_URL=... \
+#       dead-letter-office-pipeline python manage.py pipeline archive
+#
 # No secret is baked in: SECRET_KEY, FIELD_ENCRYPTION_KEY and the URLs come from the
 # environment at run time (or from *_FILE, e.g. SECRET_KEY_FILE=/run/secrets/secret_key).
 
@@ -18,8 +24,11 @@ FROM python:3.11-slim-bookworm AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /build
 COPY requirements.txt .
-# The test tools (pytest, pytest-django, Playwright) stay out of the image.
-RUN grep -vE '^(pytest|pytest-django|playwright)==' requirements.txt > runtime-requirements.txt \
+# The test and benchmark tools (pytest, pytest-django, Playwright, DuckDB) stay out of the
+# images; PySpark goes only into the pipeline image.
+RUN grep -vE '^(pytest|pytest-django|playwright|duckdb)==' requirements.txt > runtime-requirements.txt \
+    && grep -vE '^pyspark==' runtime-requirements.txt > web-requirements.txt \
+    && grep -E '^pyspark==' runtime-requirements.txt > pipeline-requirements.txt \
     && pip wheel --wheel-dir /wheels -r runtime-requirements.txt
 
 # --- runtime ---------------------------------------------------------------------------------
@@ -35,8 +44,8 @@ RUN groupadd --system --gid 10001 dlo \
     && useradd --system --uid 10001 --gid dlo --home-dir /app --no-create-home --shell /usr/sbin/nologin dlo
 
 COPY --from=build /wheels /wheels
-COPY --from=build /build/runtime-requirements.txt /wheels/
-RUN pip install --no-cache-dir --no-index --find-links=/wheels -r /wheels/runtime-requirements.txt \
+COPY --from=build /build/web-requirements.txt /wheels/
+RUN pip install --no-cache-dir --no-index --find-links=/wheels -r /wheels/web-requirements.txt \
     && rm -rf /wheels
 
 WORKDIR /app
@@ -66,3 +75,17 @@ HEALTHCHECK --interval=30s --timeout=6s --start-period=20s --retries=3 \
 
 # Workers: set WEB_CONCURRENCY (gunicorn reads it), default 1.
 CMD ["gunicorn", "console.wsgi", "--bind", "0.0.0.0:8000", "--access-logfile", "-", "--timeout", "120"]
+
+# --- pipeline: the runtime plus Java 17 and PySpark ------------------------------------------
+FROM runtime AS pipeline
+
+USER root
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /wheels /wheels
+COPY --from=build /build/pipeline-requirements.txt /wheels/
+RUN pip install --no-cache-dir --no-index --find-links=/wheels -r /wheels/pipeline-requirements.txt \
+    && rm -rf /wheels
+USER dlo
+CMD ["python", "manage.py", "pipeline", "archive"]
