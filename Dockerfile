@@ -29,7 +29,8 @@ COPY requirements.txt .
 RUN grep -vE '^(pytest|pytest-django|playwright|duckdb)==' requirements.txt > runtime-requirements.txt \
     && grep -vE '^pyspark==' runtime-requirements.txt > web-requirements.txt \
     && grep -E '^pyspark==' runtime-requirements.txt > pipeline-requirements.txt \
-    && pip wheel --wheel-dir /wheels -r runtime-requirements.txt
+    && pip wheel --wheel-dir /wheels -r web-requirements.txt \
+    && pip wheel --wheel-dir /wheels-pipeline -r pipeline-requirements.txt
 
 # --- runtime ---------------------------------------------------------------------------------
 FROM python:3.11-slim-bookworm AS runtime
@@ -43,10 +44,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN groupadd --system --gid 10001 dlo \
     && useradd --system --uid 10001 --gid dlo --home-dir /app --no-create-home --shell /usr/sbin/nologin dlo
 
-COPY --from=build /wheels /wheels
-COPY --from=build /build/web-requirements.txt /wheels/
-RUN pip install --no-cache-dir --no-index --find-links=/wheels -r /wheels/web-requirements.txt \
-    && rm -rf /wheels
+# The wheels are mounted for the install only, so they leave no layer behind.
+RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
+    --mount=type=bind,from=build,source=/build/web-requirements.txt,target=/tmp/requirements.txt \
+    pip install --no-cache-dir --no-index --find-links=/wheels -r /tmp/requirements.txt
 
 WORKDIR /app
 COPY manage.py ./
@@ -83,9 +84,8 @@ USER root
 RUN apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /wheels /wheels
-COPY --from=build /build/pipeline-requirements.txt /wheels/
-RUN pip install --no-cache-dir --no-index --find-links=/wheels -r /wheels/pipeline-requirements.txt \
-    && rm -rf /wheels
+RUN --mount=type=bind,from=build,source=/wheels-pipeline,target=/wheels \
+    --mount=type=bind,from=build,source=/build/pipeline-requirements.txt,target=/tmp/requirements.txt \
+    pip install --no-cache-dir --no-index --find-links=/wheels -r /tmp/requirements.txt
 USER dlo
 CMD ["python", "manage.py", "pipeline", "archive"]
