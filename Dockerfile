@@ -32,8 +32,8 @@ RUN grep -vE '^(pytest|pytest-django|playwright|duckdb)==' requirements.txt > ru
     && pip wheel --wheel-dir /wheels -r web-requirements.txt \
     && pip wheel --wheel-dir /wheels-pipeline -r pipeline-requirements.txt
 
-# --- runtime ---------------------------------------------------------------------------------
-FROM python:3.11-slim-bookworm AS runtime
+# --- base: the web/worker runtime -----------------------------------------------------------------------------
+FROM python:3.11-slim-bookworm AS base
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -78,7 +78,7 @@ HEALTHCHECK --interval=30s --timeout=6s --start-period=20s --retries=3 \
 CMD ["gunicorn", "console.wsgi", "--bind", "0.0.0.0:8000", "--access-logfile", "-", "--timeout", "120"]
 
 # --- pipeline: the runtime plus Java 17 and PySpark ------------------------------------------
-FROM runtime AS pipeline
+FROM base AS pipeline
 
 USER root
 RUN apt-get update \
@@ -89,3 +89,6 @@ RUN --mount=type=bind,from=build,source=/wheels-pipeline,target=/wheels \
     pip install --no-cache-dir --no-index --find-links=/wheels -r /tmp/requirements.txt
 USER dlo
 CMD ["python", "manage.py", "pipeline", "archive"]
+
+# --- web (the default target): the console and its Celery worker -----------------------------
+FROM base AS web
