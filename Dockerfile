@@ -32,7 +32,7 @@ RUN grep -vE '^(pytest|pytest-django|playwright|duckdb)==' requirements.txt > ru
     && pip wheel --wheel-dir /wheels -r web-requirements.txt \
     && pip wheel --wheel-dir /wheels-pipeline -r pipeline-requirements.txt
 
-# --- base: the web/worker runtime -----------------------------------------------------------------------------
+# --- base: the web and worker runtime ---------------------------------------------------------
 FROM python:3.11-slim-bookworm AS base
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
