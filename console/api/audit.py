@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
@@ -14,6 +13,7 @@ from rest_framework.views import APIView
 from console.api.keyset import NewestFirstPagination
 from console.models import AuditEvent
 from console.services.audit import verify_chain
+from console.services.selection import parse_moment
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
@@ -52,7 +52,7 @@ def _moment(params, name: str):
     value = params.get(name)
     if not value:
         return None
-    moment = parse_datetime(value)
+    moment = parse_moment(value)
     if moment is None:
         raise ValidationError({name: f"must be an ISO 8601 date and time, got {value!r}"})
     return moment

@@ -8,6 +8,7 @@ those letters, not the ones that arrived since.
 from __future__ import annotations
 
 from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.db.models import BinaryField, F, Func, IntegerField, Q, QuerySet, Value
@@ -36,8 +37,22 @@ class SelectionError(ValueError):
     """A filter or selection the console cannot act on."""
 
 
+def parse_moment(value: str) -> datetime | None:
+    """An ISO 8601 date and time as an aware UTC datetime; None if it is not one, or not one
+    PostgreSQL can compare with (its time zone offsets stop short of 16 hours)."""
+    try:
+        parsed = parse_datetime(value)
+        if parsed is None:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=dt_timezone.utc)
+        return parsed.astimezone(dt_timezone.utc)
+    except (ValueError, OverflowError):
+        return None
+
+
 def _datetime(value: str, name: str) -> datetime:
-    parsed = parse_datetime(value)
+    parsed = parse_moment(value)
     if parsed is None:
         raise SelectionError(f"{name} must be an ISO 8601 date and time, got {value!r}")
     return parsed

@@ -46,6 +46,6 @@ def do_revoke_token(token: Token, *, actor, reason: str = "") -> None:
     """Revoke a token: the actor's own, or anyone's for an admin."""
     if token.user_id != actor.pk and not may_manage_all(actor):
         raise TokenError("only an admin may revoke another user's token")
-    owner = token.user.get_username()
+    owner, key_starts = token.user.get_username(), token.key[:4]
     token.delete()
-    audit.record("token.revoked", actor=actor, reason=reason, details={"user": owner, "key_starts": token.key[:4]})
+    audit.record("token.revoked", actor=actor, reason=reason, details={"user": owner, "key_starts": key_starts})

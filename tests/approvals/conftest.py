@@ -47,11 +47,3 @@ def letters(memory_broker):
     place = memory_place(memory_broker)
     return [store_letter(place, f'{{"order": {i}}}'.encode()) for i in range(3)]
 
-
-@pytest.fixture
-def operator(operator):
-    """Olga holds the operator role (a no-op once tests/conftest.py gives it to her)."""
-    from django.contrib.auth.models import Group
-
-    operator.groups.add(*Group.objects.filter(name="operator"))
-    return operator
