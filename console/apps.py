@@ -5,3 +5,8 @@ class ConsoleConfig(AppConfig):
     name = "console"
     verbose_name = "Dead Letter Office"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from console.access.signals import connect
+
+        connect(self)

@@ -51,6 +51,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # After authentication and htmx: every page needs its role (console.access.policy).
+    "console.access.middleware.RoleMiddleware",
     "console.context.SourceIpMiddleware",
     "console.security.headers.ContentSecurityPolicyMiddleware",
 ]
@@ -68,6 +70,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "console.access.context.can",
             ],
         },
     },
@@ -137,7 +140,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "console.access.api.RolePermission",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
@@ -179,6 +185,9 @@ DLO_LAKE_URL = env_str("DLO_LAKE_URL") or str(BASE_DIR / "var" / "lake")
 # than this many days go.
 DLO_RETENTION_DAYS = env_int("DLO_RETENTION_DAYS", 30)
 
+# Management commands refuse to run without --actor USERNAME (console.access.commands).
+DLO_CLI_REQUIRE_ACTOR = env_bool("DLO_CLI_REQUIRE_ACTOR", default=False)
+
 # How many letters a capture or replay moves per database transaction / confirm window.
 DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 500)
 # A running job not heard of for this long lost its worker; the periodic task resumes it.
@@ -194,7 +203,9 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Every record is masked when made (console.access.logsafe); the filter is the second lock.
+    "filters": {"secrets": {"()": "console.access.logsafe.SecretsFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["secrets"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "aiormq": {"level": "WARNING"},

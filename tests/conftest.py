@@ -26,8 +26,25 @@ def two_person_rule(request, monkeypatch):
 
 
 @pytest.fixture
-def operator(django_user_model):
-    return django_user_model.objects.create_user("olga", password="triage-pass-123")
+def operator(request, django_user_model):
+    """olga, the user the page, API and browser tests sign in as: an operator
+    (console.access.roles), or the role a ``@pytest.mark.role("admin")`` marker names."""
+    from console.access.roles import OPERATOR, set_role
+
+    marker = request.node.get_closest_marker("role")
+    user = django_user_model.objects.create_user("olga", password="triage-pass-123")
+    set_role(user, marker.args[0] if marker else OPERATOR)
+    return user
+
+
+@pytest.fixture
+def admin(django_user_model):
+    """ada, with the admin role: purges, brokers, users, redaction rules."""
+    from console.access.roles import ADMIN, set_role
+
+    user = django_user_model.objects.create_user("ada", password="admin-pass-123")
+    set_role(user, ADMIN)
+    return user
 
 
 @pytest.fixture

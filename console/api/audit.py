@@ -10,13 +10,14 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.serializers import RedactedEventMixin
 from console.api.keyset import NewestFirstPagination
 from console.models import AuditEvent
 from console.services.audit import verify_chain
 from console.services.selection import parse_moment
 
 
-class AuditEventSerializer(serializers.ModelSerializer):
+class AuditEventSerializer(RedactedEventMixin, serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_name")
     job = serializers.IntegerField(source="job_id", allow_null=True)
     broker = serializers.CharField(source="broker_name")

@@ -12,6 +12,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.scope import visible
 from console.api.errors import BrokerErrorSerializer, ErrorSerializer, broker_failed, refused
 from console.api.places import PlaceSerializer, places_with_custody
 from console.brokers import BrokerError
@@ -107,7 +108,7 @@ class BrokerConnectionTest(APIView):
 class BrokerList(APIView):
     @extend_schema(responses=BrokerSerializer(many=True))
     def get(self, request):
-        return Response(BrokerSerializer(Broker.objects.all(), many=True).data)
+        return Response(BrokerSerializer(visible(request.user, Broker.objects.all()), many=True).data)
 
     @extend_schema(request=BrokerCreateSerializer, responses={201: BrokerSerializer, 400: ErrorSerializer})
     def post(self, request):

@@ -7,6 +7,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.api.keyset import NewestFirstPagination
 from console.models import Job
@@ -88,9 +89,11 @@ class ControlSerializer(serializers.Serializer):
 class JobList(generics.ListAPIView):
     """Jobs, newest first."""
 
-    queryset = Job.objects.all()
     serializer_class = JobSerializer
     pagination_class = NewestFirstPagination
+
+    def get_queryset(self):
+        return visible(self.request.user, Job.objects.all())
 
     @extend_schema(request=JobCreateSerializer, responses={202: JobSerializer, 400: ErrorSerializer})
     def post(self, request):

@@ -15,6 +15,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ParseError
 
+from console.access.scope import visible
+from console.access.serializers import RedactedLetterMixin
 from console.api.audit import AuditEventSerializer
 from console.api.keyset import KeysetPagination
 from console.models import AuditEvent, DeadLetter
@@ -48,7 +50,8 @@ def body_text_preview(head: bytes) -> str:
 
 
 class BodySerializer(serializers.Serializer):
-    encoding = serializers.ChoiceField(choices=["text", "base64"])
+    encoding = serializers.ChoiceField(choices=["text", "base64", "hidden"],
+                                       help_text="hidden: binary, and your role sees bodies masked")
     text = serializers.CharField(required=False, help_text="When the body is valid UTF-8")
     base64 = serializers.CharField(required=False, help_text="Otherwise, the exact bytes")
 
@@ -59,7 +62,7 @@ class LineageSerializer(serializers.Serializer):
                                     help_text="Letters that came back after replays of this one")
 
 
-class LetterSummarySerializer(serializers.ModelSerializer):
+class LetterSummarySerializer(RedactedLetterMixin, serializers.ModelSerializer):
     content_type = serializers.SerializerMethodField()
     preview = serializers.SerializerMethodField()
 
@@ -130,10 +133,11 @@ class LetterList(generics.ListAPIView):
             raise ParseError(str(exc)) from None
         # A list of 5 MiB bodies would be slow and useless: fetch only their first bytes.
         head = Substr("body", 1, PREVIEW_BYTES, output_field=BinaryField())
+        letters = visible(self.request.user, letters)
         return letters.defer("body", "headers", "exception_stack", "envelope_details").annotate(body_head=head)
 
 
 class LetterDetail(generics.RetrieveAPIView):
-    queryset = DeadLetter.objects.all()
+    queryset = DeadLetter.objects.all()  # scope: console.access.api checks the URL's letter
     serializer_class = LetterSerializer
     lookup_url_kwarg = "letter_id"

@@ -10,6 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
 from console.models import DeadPlace, LetterState
@@ -50,7 +51,7 @@ class PlaceList(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet:
-        places = places_with_custody()
+        places = visible(self.request.user, places_with_custody())
         broker = self.request.query_params.get("broker")
         if broker:
             if not broker.isdigit():

@@ -4,10 +4,11 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
+from console.access.api import RolePermission
 from console.api import approvals, audit, brokers, edit_replay, jobs, letters, places
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
-_signed_in = [IsAuthenticated]
+_signed_in = [IsAuthenticated, RolePermission]
 
 urlpatterns = [
     path("brokers/", brokers.BrokerList.as_view(), name="api-brokers"),

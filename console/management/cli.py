@@ -30,16 +30,25 @@ def printable(text: object, limit: int = 200) -> str:
 
 
 class ActorCommand(BaseCommand):
-    """A command whose changes are audited under ``cli:<os user>`` unless ``--actor`` says otherwise."""
+    """A command run as a console user (``--actor USERNAME``, whose role must allow it: see
+    console.access.commands) or, without it, audited under ``cli:<os user>``."""
 
     def add_arguments(self, parser) -> None:
         parser.add_argument(
-            "--actor", default=None,
-            help="Name recorded in the audit for this change (default: cli:<your os user>)",
+            "--actor", default=None, metavar="USERNAME",
+            help="The console user acting; their role must allow this command (default: cli:<your os user>)",
         )
 
-    def actor(self, options) -> str:
-        return options.get("actor") or f"cli:{os_user()}"
+    def execute(self, *args, **options):
+        from console.access.commands import acting_user
+
+        command = type(self).__module__.rsplit(".", 1)[-1]
+        self._acting = acting_user(command, options.get("actor"), os_user())
+        return super().execute(*args, **options)
+
+    def actor(self, options):
+        """The User or ``cli:<os user>`` name the services record as acting."""
+        return self._acting
 
 
 def broker_named(name: str) -> Broker:

@@ -1,5 +1,6 @@
 """The domain: brokers, dead places, dead letters, jobs and the audit chain."""
 
+from console.models.access import RoleScope
 from console.models.audit import AuditEvent
 from console.models.broker import Broker
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
@@ -7,8 +8,9 @@ from console.models.job import Job
 from console.models.letter import DeadLetter, LetterState
 from console.models.place import DeadPlace, PlaceSample
 from console.models.signin import SignInFailure
+from console.models.redaction import RedactionRule
 
 __all__ = [
     "AuditEvent", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "Job",
-    "LakeWatermark", "LetterState", "PlaceSample", "SignInFailure",
+    "LakeWatermark", "LetterState", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope",
 ]

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db import transaction
 
+from console.access.scope import OutOfScope, guard_job, guard_place
 from console.models import DeadPlace, Job
 from console.services import approvals, audit
 from console.services.audit import Actor, actor_name, actor_user
@@ -39,6 +40,10 @@ def do_capture(place: DeadPlace, *, actor: Actor, reason: str, limit: int | None
     reason = _require_reason(reason)
     if limit is not None and limit < 1:
         raise JobError("limit must be at least 1")
+    try:
+        guard_place(actor, place)
+    except OutOfScope as exc:
+        raise JobError(str(exc)) from None
     busy = Job.objects.filter(kind=Job.Kind.CAPTURE, place=place).exclude(status__in=Job.FINISHED).first()
     if busy is not None:
         raise JobError(f"job {busy.pk} is already capturing {place}; wait for it or cancel it")
@@ -91,7 +96,8 @@ def do_letters_job(
         else:
             selection = freeze(ids=ids, filter=filter)
         letters = resolve(selection)
-    except SelectionError as exc:
+        guard_job(actor, kind, letters)  # purge needs its permission; letters must be in the actor's scope
+    except (SelectionError, OutOfScope) as exc:
         raise JobError(str(exc)) from None
     count = letters.count()
     if count == 0:

@@ -15,10 +15,10 @@ from console.web.views.actions import move_targets, offered_actions
 register = template.Library()
 
 
-@register.simple_tag
-def bulk_action_form(place: DeadPlace) -> BulkActionForm:
-    """An empty action form offering what the place's adapter can do."""
-    return BulkActionForm(allowed_actions=offered_actions(place))
+@register.simple_tag(takes_context=True)
+def bulk_action_form(context, place: DeadPlace) -> BulkActionForm:
+    """An empty action form offering what the place's adapter can do and the user's role allows."""
+    return BulkActionForm(allowed_actions=offered_actions(place, context["request"].user))
 
 
 @register.simple_tag

@@ -4,7 +4,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from console.security.signin import SignInView
-from console.web.views import actions, approvals, audit, brokers, groups, inventory, jobs, letters, places, tokens
+from console.web.views import (
+    actions, approvals, audit, brokers, groups, inventory, jobs, letters, places, redaction, tokens,
+)
 
 urlpatterns = [
     path("sign-in/", SignInView.as_view(), name="login"),
@@ -43,4 +45,6 @@ urlpatterns = [
     path("audit/", audit.audit_list, name="audit"),
     path("audit/export.csv", audit.audit_export_csv, name="audit-export-csv"),
     path("audit/export.json", audit.audit_export_json, name="audit-export-json"),
+    path("redaction/", redaction.redaction_rules, name="redaction"),
+    path("redaction/<int:rule_id>/delete/", redaction.redaction_rule_delete, name="redaction-delete"),
 ]

@@ -8,7 +8,8 @@ import pytest
 from console.models import AuditEvent, Broker
 from tests.api.helpers import dead_message
 
-pytestmark = pytest.mark.django_db
+# Brokers and purges are the admin's (console.access.roles).
+pytestmark = [pytest.mark.django_db, pytest.mark.role("admin")]
 
 SECRET = "s3cr3t-Pa55word"
 

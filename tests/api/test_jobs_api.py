@@ -59,6 +59,7 @@ def test_move_sends_letters_to_the_chosen_queue(api, capture, memory_broker):
     assert len(fake.queue("orders")) == 0
 
 
+@pytest.mark.role("admin")  # purging is the admin's
 def test_mark_failed_then_purge_by_filter(api, capture):
     ids = capture([dead_message("a"), dead_message("b"), dead_message("c")])
     finish(api, start(api, action="mark_failed", letters=[ids[0]], reason="won't fix"))
@@ -130,6 +131,7 @@ def test_a_queued_job_can_be_paused_resumed_and_cancelled(api, capture):
     assert "already ended" in again.json()["detail"]
 
 
+@pytest.mark.role("admin")  # purging is the admin's
 def test_jobs_are_listed_newest_first(api, capture):
     ids = capture([dead_message("a")])
     first = start(api, action="mark_failed", letters=ids, reason="one")
@@ -139,6 +141,7 @@ def test_jobs_are_listed_newest_first(api, capture):
     assert api.get("/api/jobs/", {"page_size": 1}).json()["next"]
 
 
+@pytest.mark.role("admin")  # purging is the admin's
 def test_every_action_is_in_the_audit_with_actor_reason_count_and_letters(api, capture, memory_broker):
     ids = capture([dead_message("a"), dead_message("b"), dead_message("c")])
     finish(api, start(api, action="replay", letters=[ids[0]], reason="fixed"))

@@ -14,7 +14,8 @@ import pytest
 
 from console.jobs.runner import run_job
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
+# Adding a broker is the admin's (console.access.roles).
+pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db, pytest.mark.role("admin")]
 
 AMQP_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 MANAGEMENT_URL = "http://127.0.0.1:15672"

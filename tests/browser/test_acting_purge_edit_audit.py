@@ -11,7 +11,8 @@ from console.jobs.runner import run_job
 from console.models import DeadLetter
 from tests.web.factory import store_letter
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# Brokers and purges are the admin's (console.access.roles).
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.role("admin")]
 
 
 def test_purge_with_the_typed_name_then_edit_and_replay_then_read_the_audit(

@@ -10,7 +10,9 @@ from playwright.sync_api import expect
 from console.models import AuditEvent, Broker
 from tests.web.brokers_helpers import rabbit_version
 
-pytestmark = [pytest.mark.browser, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+# Brokers and purges are the admin's (console.access.roles).
+pytestmark = [pytest.mark.browser, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True),
+              pytest.mark.role("admin")]
 
 
 def test_fill_test_and_save_a_rabbitmq_broker(signed_in_page, screenshot, live_server):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError
 from django.db import connection
 
@@ -42,6 +43,9 @@ def test_password_in_the_url_is_taken_out_and_stored_encrypted(manage):
 
 
 def test_password_file_is_read_and_stored_encrypted(manage, tmp_path):
+    from console.access.roles import ADMIN, set_role
+
+    set_role(User.objects.create_user("ops-bot"), ADMIN)  # --actor names a user whose role allows it
     secret_file = tmp_path / "rabbit-password"
     secret_file.write_text(SECRET + "\n")
     printed = manage(

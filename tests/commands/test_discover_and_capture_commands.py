@@ -47,7 +47,7 @@ def test_discover_refuses_an_unknown_broker(memory_broker, manage):
         manage("discover", "nope")
 
 
-def test_capture_with_wait_takes_the_letters_into_custody(memory_broker, manage):
+def test_capture_with_wait_takes_the_letters_into_custody(memory_broker, manage, operator):
     fake, broker = memory_broker
     _dead(fake, 3)
     manage("discover")

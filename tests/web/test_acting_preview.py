@@ -77,6 +77,7 @@ def test_the_preview_shows_a_sample_of_the_letters(signed_in, place, letters):
     assert f'href="/letters/{letters[2].pk}/"' not in html
 
 
+@pytest.mark.role("admin")  # purging is the admin's
 def test_purge_needs_the_place_name_typed_exactly_and_a_reason(signed_in, place, letters):
     preview = _preview(signed_in, place, action="purge", select_all="1")
     assert f"Type {place.name} to purge" in preview.content.decode()
@@ -131,6 +132,7 @@ def test_move_needs_a_target_and_actions_the_adapter_lacks_are_hidden(signed_in,
     assert not Job.objects.exists()
 
 
+@pytest.mark.role("admin")  # purging is the admin's
 def test_ticked_letters_of_another_place_are_left_out(signed_in, place, letters, memory_broker):
     stranger = store_letter(memory_place(memory_broker, origin="billing"), b"not yours")
     html = _preview(signed_in, place, action="purge", ids=[letters[0].pk, stranger.pk]).content.decode()

@@ -12,7 +12,8 @@ from django.urls import reverse
 from console.models import AuditEvent, Broker
 from tests.web.brokers_helpers import RABBIT, SECRET, assert_secret_kept, dead_port, rabbit_version
 
-pytestmark = pytest.mark.django_db
+# Brokers and purges are the admin's (console.access.roles).
+pytestmark = [pytest.mark.django_db, pytest.mark.role("admin")]
 
 
 def password_input(html: str) -> str:

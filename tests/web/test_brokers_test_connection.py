@@ -9,7 +9,8 @@ from django.urls import reverse
 from console.models import AuditEvent, Broker
 from tests.web.brokers_helpers import RABBIT, SECRET, assert_secret_kept, dead_port, rabbit_version
 
-pytestmark = [pytest.mark.django_db, pytest.mark.rabbitmq]
+# Brokers and purges are the admin's (console.access.roles).
+pytestmark = [pytest.mark.django_db, pytest.mark.rabbitmq, pytest.mark.role("admin")]
 
 
 def test_a_working_definition_shows_the_rabbitmq_version(signed_in):

@@ -13,7 +13,8 @@ from console.models import AuditEvent, Broker
 from console.services.brokers import do_update_broker
 from tests.web.brokers_helpers import SECRET, assert_secret_kept
 
-pytestmark = pytest.mark.django_db
+# Brokers and purges are the admin's (console.access.roles).
+pytestmark = [pytest.mark.django_db, pytest.mark.role("admin")]
 
 
 @pytest.fixture

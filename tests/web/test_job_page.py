@@ -56,6 +56,7 @@ def test_cancelling_an_ended_job_says_so(signed_in, job):
     assert "has already ended (succeeded)" in response.content.decode()
 
 
+@pytest.mark.role("admin")  # purging is the admin's
 def test_the_jobs_list_shows_newest_first(signed_in, place, operator, job):
     second = do_letters_job("purge", actor=operator, reason="cleanup", filter={"place": place.pk})
     html = signed_in.get(reverse("jobs")).content.decode()

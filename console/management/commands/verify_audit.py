@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from console.management.cli import ActorCommand
 from console.services.audit import verify_chain
 
 
-class Command(BaseCommand):
+class Command(ActorCommand):
     help = "Walk the audit's hash chain and name the first event that was changed, removed or inserted."
 
     def handle(self, *args, **options) -> None:

@@ -20,6 +20,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from console.access.redaction import mask_previews
+from console.access.roles import PURGE, has
 from console.brokers import adapter_class
 from console.models import DeadLetter, DeadPlace, Job
 from console.services.jobs import JobError, do_letters_job, preview_frozen
@@ -37,13 +39,17 @@ TOKEN_SALT = "dlo.web.bulk-action"
 SAMPLE_SIZE = 10
 
 
-def offered_actions(place: DeadPlace) -> list[str]:
-    """The bulk actions the place's adapter supports, in the order the form lists them."""
+def offered_actions(place: DeadPlace, user=None) -> list[str]:
+    """The bulk actions the place's adapter supports (and ``user``'s role allows, when given),
+    in the order the form lists them."""
     capabilities = adapter_class(place.broker.kind).capabilities()
     actions = [Job.Kind.REPLAY]
     if capabilities.get("move"):
         actions.append(Job.Kind.MOVE)
-    return [*actions, Job.Kind.MARK_FAILED, Job.Kind.PURGE]
+    actions.append(Job.Kind.MARK_FAILED)
+    if user is None or has(user, PURGE):
+        actions.append(Job.Kind.PURGE)
+    return actions
 
 
 def move_targets(place: DeadPlace) -> list[str]:
@@ -85,7 +91,7 @@ def _back_to_place(place: DeadPlace, filters: dict[str, str]) -> str:
 def action_preview(request, place_id: int):
     """Freeze the selection posted from the place page and show what the action would touch."""
     place = _place(place_id)
-    form = BulkActionForm(request.POST, allowed_actions=offered_actions(place))
+    form = BulkActionForm(request.POST, allowed_actions=offered_actions(place, request.user))
     filters = LetterFilterForm(request.POST, prefix=FILTER_PREFIX).filter_values()
     back = _back_to_place(place, filters)
     if not form.is_valid():
@@ -161,6 +167,7 @@ def _render_preview(request, place, action, target, selection, confirm, token):
                   .order_by("id"))
     for letter in sample:
         letter.preview = body_preview(letter.body_head, letter.body_size)
+    mask_previews(request.user, sample)
     origins = [
         {**row, "destination": _destination(action, target, row["origin_queue"])} for row in summary["by_origin"]
     ]

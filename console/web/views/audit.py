@@ -15,6 +15,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from console.access.redaction import for_export, mask_events
 from console.models import AuditEvent, DeadPlace, Job
 from console.web.paging import page_before
 
@@ -62,9 +63,11 @@ def _events(request) -> tuple[AuditFilterForm, QuerySet]:
 @login_required
 def audit_list(request):
     form, events = _events(request)
+    page = page_before(events, request.GET.get("before"))
+    page.rows = mask_events(request.user, page.rows)  # details masked for viewers
     context = {
         "form": form,
-        "page": page_before(events, request.GET.get("before")),
+        "page": page,
         "actions": AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct()[:100],
         "places": DeadPlace.objects.order_by("name").values_list("name", flat=True).distinct()[:500],
         "query": request.GET.urlencode(),
@@ -124,11 +127,12 @@ def _download_name(extension: str) -> str:
 def audit_export_csv(request):
     _, events = _events(request)
     writer = csv.writer(_Echo())
+    masked = for_export().event_row  # exports are redacted for everyone
 
     def lines() -> Iterator[str]:
         yield writer.writerow(EXPORT_FIELDS)
         for event in iter_events(events):
-            row = event_row(event)
+            row = masked(event_row(event))
             yield writer.writerow([csv_cell(row[field]) for field in EXPORT_FIELDS])
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
@@ -139,11 +143,12 @@ def audit_export_csv(request):
 @login_required
 def audit_export_json(request):
     _, events = _events(request)
+    masked = for_export().event_row  # exports are redacted for everyone
 
     def chunks() -> Iterator[str]:
         yield "["
         for index, event in enumerate(iter_events(events)):
-            yield ("," if index else "") + "\n" + json.dumps(event_row(event), ensure_ascii=False, default=str)
+            yield ("," if index else "") + "\n" + json.dumps(masked(event_row(event)), ensure_ascii=False, default=str)
         yield "\n]\n"
 
     response = StreamingHttpResponse(chunks(), content_type="application/json")

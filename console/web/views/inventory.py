@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from console.access.scope import visible
 from console.brokers import BrokerError
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import do_discover
@@ -25,16 +26,16 @@ from console.web.views.places import kind_capabilities
 REFRESH_SECONDS = 10
 
 
-def inventory_rows() -> list[tuple[Broker, list, list]]:
+def inventory_rows(user=None) -> list[tuple[Broker, list, list]]:
     """(broker, its capabilities, its places) with each place's custody counts and last hour.
 
     Only the database is read: broker health comes from the periodic check_brokers task,
     depths and the arrivals trend from sample_places, so a broker that is down cannot slow
-    the page.
+    the page. ``user``: only what their scope allows.
     """
     hour_ago = timezone.now() - timedelta(hours=1)
     places = list(
-        DeadPlace.objects.select_related("broker")
+        visible(user, DeadPlace.objects.select_related("broker"))
         .annotate(
             held=Count("letters", filter=Q(letters__state=LetterState.HELD)),
             oldest_held=Min("letters__captured_at", filter=Q(letters__state=LetterState.HELD)),
@@ -49,14 +50,14 @@ def inventory_rows() -> list[tuple[Broker, list, list]]:
         by_broker.setdefault(place.broker_id, []).append(place)
     return [
         (broker, kind_capabilities(broker.kind), by_broker.get(broker.pk, []))
-        for broker in Broker.objects.order_by("name")
+        for broker in visible(user, Broker.objects.order_by("name"))
     ]
 
 
 @login_required
 def inventory(request):
     """The whole page, or (for htmx polling) just the part that changes."""
-    context = {"brokers": inventory_rows(), "refresh_seconds": REFRESH_SECONDS, "now": timezone.now()}
+    context = {"brokers": inventory_rows(request.user), "refresh_seconds": REFRESH_SECONDS, "now": timezone.now()}
     template = "web/partials/inventory_live.html" if request.htmx else "web/inventory.html"
     return render(request, template, context)
 

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from console.access.scope import visible
 from console.models import Job
 from console.services.jobs import JobError, do_cancel_job, do_pause_job, do_resume_job
 from console.services.selection import arrived_since
@@ -38,7 +39,7 @@ def controls(job: Job) -> list[str]:
 
 @login_required
 def job_list(request):
-    jobs = Job.objects.select_related("place")
+    jobs = visible(request.user, Job.objects.select_related("place"))
     status = request.GET.get("status", "")
     if status in Job.Status.values:
         jobs = jobs.filter(status=status)

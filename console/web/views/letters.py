@@ -10,11 +10,14 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from console.access.redaction import ShownContent, mask_events, mask_previews
+from console.access.roles import ACT, has
+from console.access.scope import visible
 from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES, do_edit_and_replay
 from console.services.jobs import JobError
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
-from console.web.display import PREVIEW_CHARS, body_preview, body_view, value_rows, x_death_rows
+from console.web.display import PREVIEW_CHARS, BodyView, body_preview, body_view, value_rows, x_death_rows
 from console.web.paging import page_after
 
 #: A letters list by id shows at most this many ids from the query string.
@@ -34,19 +37,22 @@ def editable(letter: DeadLetter) -> bool:
 
 
 def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None):
-    if edit_form is None and editable(letter):
+    shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction)
+    if edit_form is None and editable(letter) and has(request.user, ACT):
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers))
     returns = list(letter.returns.select_related("last_job").order_by("id"))
     context = {
         "letter": letter,
-        "headers": value_rows(letter.headers),
-        "properties": value_rows(letter.properties),
-        "x_death": x_death_rows(letter.envelope_details, letter.headers),
-        "body": body_view(letter.body_bytes),
+        "headers": value_rows(shown.headers),
+        "properties": value_rows(shown.properties),
+        "x_death": x_death_rows(letter.envelope_details, shown.headers),
+        "body": body_view(shown.body) if shown.body is not None else BodyView("hidden", "", 0, letter.body_size),
+        "masked": shown.masked,
         "edited_from": (letter.envelope_details or {}).get("edited_from"),
         "edited_copies": [r for r in returns if (r.envelope_details or {}).get("edited_from") == letter.pk],
         "returns": [r for r in returns if (r.envelope_details or {}).get("edited_from") != letter.pk],
-        "events": AuditEvent.objects.filter(letter_ids__contains=[letter.pk]).order_by("-id")[:200],
+        "events": mask_events(request.user, AuditEvent.objects.filter(letter_ids__contains=[letter.pk])
+                              .order_by("-id")[:200]),
         "edit_form": edit_form,
         "edit_open": edit_form is not None and edit_form.is_bound,
         "edit_limit": EDITABLE_BODY_BYTES,
@@ -100,9 +106,11 @@ def letter_list(request):
         letters = DeadLetter.objects.filter(id__in=event.letter_ids)
     else:
         letters = DeadLetter.objects.filter(id__in=_ids(request.GET.get("ids", "")))
+    letters = visible(request.user, letters)
     head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
     page = page_after(letters.select_related("place").defer("body").annotate(body_head=head),
                       request.GET.get("after"))
     for letter in page.rows:
         letter.preview = body_preview(letter.body_head, letter.body_size)
+    mask_previews(request.user, page.rows)
     return render(request, "web/letters.html", {"page": page, "event": event})

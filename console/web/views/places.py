@@ -7,6 +7,7 @@ from django.db.models import BinaryField
 from django.db.models.functions import Substr
 from django.shortcuts import get_object_or_404, render
 
+from console.access.redaction import mask_previews
 from console.brokers import adapter_class
 from console.models import DeadPlace
 from console.services.samples import place_trend
@@ -87,6 +88,7 @@ def place_letters(request, place_id: int):
         page = page_after(letters.defer("body").annotate(body_head=head), request.GET.get("after"))
         for letter in page.rows:
             letter.preview = body_preview(letter.body_head, letter.body_size)
+        mask_previews(request.user, page.rows)
     context = {
         "place": place,
         "capabilities": capability_rows(place),

@@ -1,0 +1,143 @@
+"""Which permission each URL needs, by URL name and HTTP method.
+
+Pages (console.access.middleware) and the API (console.access.api) read this one table. A
+URL name missing from it is refused for everyone, and tests/access/test_every_url_by_role.py
+fails, so a new endpoint cannot go out unprotected by accident.
+"""
+
+from __future__ import annotations
+
+from console.access.roles import (
+    ACT,
+    MANAGE_BROKERS,
+    MANAGE_REDACTION,
+    PURGE,
+    SEE_UNREDACTED,
+    VIEW,
+)
+
+#: Open to anyone, signed in or not.
+PUBLIC = "public"
+#: Any signed-in user, whatever their role (e.g. their own API tokens).
+SIGNED_IN = "signed_in"
+
+#: url name -> permission codename for every method, or {method: codename} ("*" for the rest).
+URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
+    # Signing in and out.
+    "login": PUBLIC,
+    "logout": PUBLIC,
+    # Pages.
+    "inventory": VIEW,
+    "groups": VIEW,
+    "place": VIEW,
+    "place-groups": VIEW,
+    "letters": VIEW,
+    "letter": VIEW,
+    "jobs": VIEW,
+    "job": VIEW,
+    "audit": VIEW,
+    # Exports are redacted for everyone (console.access.redaction).
+    "audit-export-csv": VIEW,
+    "audit-export-json": VIEW,
+    "broker": VIEW,
+    # Raw message content, read live or downloaded: not for viewers, whose view is masked.
+    "place-peek": SEE_UNREDACTED,
+    "letter-body": SEE_UNREDACTED,
+    "broker-check": ACT,
+    "broker-discover": ACT,
+    "place-capture": ACT,
+    # Purge is refused to non-admins by the job service itself (console.access.scope.guard_job).
+    "action-preview": ACT,
+    "action-confirm": ACT,
+    "action-arrived": ACT,
+    "letter-edit": ACT,
+    "job-cancel": ACT,
+    "job-pause": ACT,
+    "job-resume": ACT,
+    # The second person of a two-person job (console.services.approvals refuses the requester).
+    "approvals": VIEW,
+    "job-approve": ACT,
+    "job-refuse": ACT,
+    # Each user's own API tokens, whatever their role (a token carries no more than its user).
+    "tokens": SIGNED_IN,
+    "token-create": SIGNED_IN,
+    "token-revoke": SIGNED_IN,
+    "broker-new": MANAGE_BROKERS,
+    "broker-test": MANAGE_BROKERS,
+    "broker-edit": MANAGE_BROKERS,
+    "broker-edit-test": MANAGE_BROKERS,
+    "redaction": MANAGE_REDACTION,
+    "redaction-delete": MANAGE_REDACTION,
+    # The REST API.
+    "api-brokers": {"GET": VIEW, "*": MANAGE_BROKERS},
+    "api-brokers-test": MANAGE_BROKERS,
+    "api-broker": VIEW,
+    "api-broker-discover": ACT,
+    "api-places": VIEW,
+    "api-place": VIEW,
+    "api-place-capture": ACT,
+    "api-letters": VIEW,
+    "api-letter": VIEW,
+    "api-letter-edit-replay": ACT,
+    "api-jobs": {"GET": VIEW, "*": ACT},
+    "api-jobs-preview": ACT,
+    "api-job": VIEW,
+    "api-job-cancel": ACT,
+    "api-job-pause": ACT,
+    "api-job-resume": ACT,
+    "api-approvals": VIEW,
+    "api-job-approve": ACT,
+    "api-job-refuse": ACT,
+    "api-audit": VIEW,
+    "api-audit-verify": VIEW,
+    "api-schema": VIEW,
+    "api-docs": VIEW,
+    # Approvals (console.services.approvals refuses the requester's own approval) and API tokens
+    # (console.services.tokens lets only admins revoke others' tokens).
+    "approvals": VIEW,
+    "job-approve": ACT,
+    "job-refuse": ACT,
+    "api-approvals": VIEW,
+    "api-job-approve": ACT,
+    "api-job-refuse": ACT,
+    "tokens": SIGNED_IN,
+    "token-create": SIGNED_IN,
+    "token-revoke": SIGNED_IN,
+}
+
+#: Requests whose posted data asks for more than their URL's permission:
+#: (url name, field, value) -> permission. Purging is one of the letter actions.
+DATA_PERMISSIONS: dict[tuple[str, str, str], str] = {
+    ("action-preview", "action", "purge"): PURGE,
+    ("api-jobs", "action", "purge"): PURGE,
+}
+
+#: Methods that only read: a rule given per method falls back to "GET" for these.
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+class Unclassified(LookupError):
+    """A URL name the policy does not know: refused until someone classifies it."""
+
+
+def required(url_name: str | None, method: str, data=None) -> list[str]:
+    """The permission codenames (or [PUBLIC] / [SIGNED_IN]) a request needs; ``data`` is what
+    it posted (a QueryDict or a dict), read for DATA_PERMISSIONS."""
+    rule = URL_PERMISSIONS.get(url_name or "")
+    if rule is None:
+        raise Unclassified(url_name)
+    method = method.upper()
+    if isinstance(rule, str):
+        needed = rule
+    elif method in rule:
+        needed = rule[method]
+    elif method in SAFE_METHODS and "GET" in rule:
+        needed = rule["GET"]
+    else:
+        needed = rule["*"]
+    extra = []
+    if data is not None and method not in SAFE_METHODS:
+        for (name, field, value), permission in DATA_PERMISSIONS.items():
+            if name == url_name and hasattr(data, "get") and data.get(field) == value:
+                extra.append(permission)
+    return [needed, *extra]
