@@ -13,7 +13,6 @@ from console.brokers.memory.adapter import MemoryBroker
 from console.models import Broker
 from console.services.brokers import do_add_broker, do_discover
 from console.services.jobs import do_purge
-from tests.browser.conftest import browser, page, screenshot, signed_in_page  # noqa: F401 (fixtures)
 from tests.web.factory import store_letter
 
 pytestmark = [pytest.mark.browser, pytest.mark.approvals, pytest.mark.django_db(transaction=True)]
