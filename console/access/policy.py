@@ -92,17 +92,6 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-audit-verify": VIEW,
     "api-schema": VIEW,
     "api-docs": VIEW,
-    # Approvals (console.services.approvals refuses the requester's own approval) and API tokens
-    # (console.services.tokens lets only admins revoke others' tokens).
-    "approvals": VIEW,
-    "job-approve": ACT,
-    "job-refuse": ACT,
-    "api-approvals": VIEW,
-    "api-job-approve": ACT,
-    "api-job-refuse": ACT,
-    "tokens": SIGNED_IN,
-    "token-create": SIGNED_IN,
-    "token-revoke": SIGNED_IN,
 }
 
 #: Requests whose posted data asks for more than their URL's permission:
