@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from console.access.roles import ROLES, has
+from console.access.roles import has
 
 
 class Permissions:
@@ -16,9 +16,6 @@ class Permissions:
         if codename not in self._known:
             self._known[codename] = has(self._user, codename) if self._user is not None else False
         return self._known[codename]
-
-    def __contains__(self, codename: str) -> bool:
-        return codename in ROLES["admin"]
 
 
 def can(request) -> dict:

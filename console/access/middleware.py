@@ -23,12 +23,10 @@ def _is_api_view(view_func) -> bool:
 
 
 def forbidden(request, why: str) -> HttpResponse:
-    """403: the full page, or for htmx a fragment that says so where the swap would go."""
+    """403: the full page, or for htmx just a fragment (htmx leaves the page as it was on an
+    error status; the fragment is for whoever reads the answer)."""
     if getattr(request, "htmx", False):
-        response = HttpResponse(f'<p class="error" role="alert">{why}</p>', status=403)
-        # htmx ignores error responses unless told where to put them.
-        response["HX-Reswap"] = "innerHTML"
-        return response
+        return HttpResponse(f'<p class="error" role="alert">{why}</p>', status=403)
     return render(request, "web/forbidden.html", {"why": why}, status=403)
 
 

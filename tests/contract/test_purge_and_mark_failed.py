@@ -3,10 +3,13 @@ letter up for good. Neither publishes anything to the broker."""
 
 from __future__ import annotations
 
+import pytest
+
 from console.models import AuditEvent, DeadLetter
 from tests.flow import capture, letters_of, mark_failed, purge
 
 
+@pytest.mark.role("admin")  # purging is the admin's (console.access.roles)
 def test_purge_keeps_a_tombstone_and_mark_failed_gives_up(harness, dead):
     capture(dead, harness.operator)
     gone, given_up, kept = letters_of(dead)

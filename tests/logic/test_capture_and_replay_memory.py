@@ -108,6 +108,7 @@ def test_replay_to_a_missing_origin_leaves_letter_held_and_counts_it_failed(memo
     assert AuditEvent.objects.filter(action="replay", outcome="refused").exists()
 
 
+@pytest.mark.role("admin")  # purging is the admin's (console.access.roles)
 def test_mark_failed_then_purge_erases_body_and_keeps_tombstone(memory_broker, operator):
     fake, broker = memory_broker
     _dead(fake, 2)

@@ -1,0 +1,68 @@
+"""A user limited to one broker (RoleScope) sees and acts only there: lists, pages, API and
+job creation."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.brokers.memory.adapter import MemoryBroker
+from console.models import Job, RoleScope
+from console.services.brokers import do_add_broker
+from console.services.jobs import JobError, do_letters_job
+from tests.web.factory import memory_place, store_letter
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def two_brokers(memory_broker):
+    """(place and letter on broker "mem", place and letter on broker "other")."""
+    MemoryBroker.instances.pop("other", None)
+    other = (MemoryBroker.named("other"), do_add_broker(actor="tests", name="other", kind="memory",
+                                                         url="memory://other"))
+    mine, theirs = memory_place(memory_broker), memory_place(other, origin="billing")
+    yield (mine, store_letter(mine, b"mine")), (theirs, store_letter(theirs, b"theirs"))
+    MemoryBroker.instances.pop("other", None)
+
+
+@pytest.fixture
+def scoped(people, two_brokers):
+    """otto the operator, limited to the broker "mem"."""
+    (mine, _), _ = two_brokers
+    RoleScope.objects.create(user=people["operator"], broker=mine.broker)
+    return people["operator"]
+
+
+def test_lists_show_only_the_scope(scoped, two_brokers, signed_in_as):
+    (mine, my_letter), (theirs, their_letter) = two_brokers
+    client = signed_in_as(scoped)
+    assert [b["name"] for b in client.get("/api/brokers/").json()] == ["mem"]
+    assert [p["id"] for p in client.get("/api/places/").json()] == [mine.pk]
+    assert [row["id"] for row in client.get("/api/letters/").json()["results"]] == [my_letter.pk]
+    inventory = client.get("/").content.decode()
+    assert f'href="/places/{mine.pk}/"' in inventory and f'href="/places/{theirs.pk}/"' not in inventory
+
+
+def test_objects_outside_the_scope_do_not_exist_for_the_user(scoped, two_brokers, signed_in_as):
+    (mine, my_letter), (theirs, their_letter) = two_brokers
+    client = signed_in_as(scoped)
+    assert client.get(f"/letters/{my_letter.pk}/").status_code == 200
+    assert client.get(f"/letters/{their_letter.pk}/").status_code == 404
+    assert client.get(f"/places/{theirs.pk}/").status_code == 404
+    assert client.get(f"/api/letters/{their_letter.pk}/").status_code == 404
+    assert client.post(f"/places/{theirs.pk}/capture/", {"reason": "not mine"}).status_code == 404
+    assert not Job.objects.exists()
+
+
+def test_a_job_on_letters_outside_the_scope_is_refused(scoped, two_brokers, signed_in_as, people):
+    (_, my_letter), (_, their_letter) = two_brokers
+    refused = signed_in_as(scoped).post(
+        "/api/jobs/", {"action": "replay", "letters": [my_letter.pk, their_letter.pk], "reason": "both"},
+        content_type="application/json")
+    assert refused.status_code == 400 and "outside what you may act on" in refused.json()["detail"]
+    with pytest.raises(JobError, match="outside"):
+        do_letters_job("replay", actor=scoped, reason="by filter", filter={"state": "held"})
+    assert do_letters_job("replay", actor=scoped, reason="mine", ids=[my_letter.pk]).kind == "replay"
+    # Without a scope the same operator may act on both.
+    assert do_letters_job("replay", actor=people["admin"], reason="both",
+                          ids=[my_letter.pk, their_letter.pk]).total == 2
