@@ -176,7 +176,6 @@ def mask_previews(user, letters: list) -> None:
     from django.db.models.functions import Substr
 
     from console.models import DeadLetter
-    from console.web.display import body_preview
 
     heads = dict(DeadLetter.objects.filter(id__in=[letter.pk for letter in letters])
                  .annotate(head=Substr("body", 1, PREVIEW_SOURCE_BYTES, output_field=BinaryField()))

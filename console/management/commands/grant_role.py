@@ -34,10 +34,10 @@ class Command(ActorCommand):
         role = "" if options["role"] == "none" else options["role"]
         with transaction.atomic():
             do_grant_role(user, role, actor=self.actor(options), reason=options["reason"])
-            RoleScope.objects.filter(user=user).delete()
+            had_limits, _ = RoleScope.objects.filter(user=user).delete()
             RoleScope.objects.bulk_create([RoleScope(user=user, broker=b) for b in brokers]
                                           + [RoleScope(user=user, place=p) for p in places])
-            if brokers or places:
+            if brokers or places or had_limits:
                 audit.record("grant_scope", actor=self.actor(options), reason=options["reason"],
                              target=user.get_username(),
                              details={"brokers": [b.name for b in brokers], "places": [str(p) for p in places]})
