@@ -11,6 +11,7 @@ from console.access.roles import (
     ACT,
     MANAGE_BROKERS,
     MANAGE_REDACTION,
+    MANAGE_USERS,
     PURGE,
     SEE_UNREDACTED,
     VIEW,
@@ -68,6 +69,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "broker-edit-test": MANAGE_BROKERS,
     "redaction": MANAGE_REDACTION,
     "redaction-delete": MANAGE_REDACTION,
+    "roles": MANAGE_USERS,
+    "role-grant": MANAGE_USERS,
     # The REST API.
     "api-brokers": {"GET": VIEW, "*": MANAGE_BROKERS},
     "api-brokers-test": MANAGE_BROKERS,

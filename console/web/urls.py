@@ -5,7 +5,7 @@ from django.urls import path
 
 from console.security.signin import SignInView
 from console.web.views import (
-    actions, approvals, audit, brokers, groups, inventory, jobs, letters, places, redaction, tokens,
+    actions, approvals, audit, brokers, groups, inventory, jobs, letters, places, redaction, roles, tokens,
 )
 
 urlpatterns = [
@@ -47,4 +47,6 @@ urlpatterns = [
     path("audit/export.json", audit.audit_export_json, name="audit-export-json"),
     path("redaction/", redaction.redaction_rules, name="redaction"),
     path("redaction/<int:rule_id>/delete/", redaction.redaction_rule_delete, name="redaction-delete"),
+    path("roles/", roles.role_list, name="roles"),
+    path("roles/<int:user_id>/", roles.role_grant, name="role-grant"),
 ]

@@ -1,0 +1,39 @@
+"""The roles page (admins): every user with their role and limits, and a form to change a role.
+
+Changes go through console.access.roles.do_grant_role, which audits them. Limits to brokers or
+places are set with ``manage.py grant_role`` and shown here.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from console.access.roles import ROLES, do_grant_role, role_of
+from console.models import RoleScope
+
+
+def role_list(request):
+    users = list(get_user_model().objects.filter(is_active=True).order_by("username"))
+    limits: dict[int, list[str]] = {}
+    for scope in RoleScope.objects.select_related("broker", "place"):
+        limits.setdefault(scope.user_id, []).append(str(scope.place or scope.broker))
+    rows = [(user, role_of(user), limits.get(user.pk, [])) for user in users]
+    return render(request, "web/roles.html", {"rows": rows, "roles": list(ROLES)})
+
+
+@require_POST
+def role_grant(request, user_id: int):
+    """Make the posted role (or none) the user's one role."""
+    user = get_object_or_404(get_user_model(), pk=user_id, is_active=True)
+    role = request.POST.get("role", "")
+    if role not in (*ROLES, ""):
+        messages.error(request, f"There is no role {role!r}.")
+    elif user.is_superuser:
+        messages.error(request, f"{user.get_username()} is a superuser: an admin whatever the role says.")
+    else:
+        do_grant_role(user, role, actor=request.user, reason=request.POST.get("reason", "").strip())
+        messages.success(request, f"{user.get_username()} is now {role or 'without a role'}.")
+    return redirect("roles")
