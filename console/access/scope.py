@@ -70,7 +70,9 @@ def visible(user, queryset: QuerySet) -> QuerySet:
     if scope.unlimited:
         return queryset
     broker, place = _lookups(queryset.model)
-    return queryset.filter(Q(**{f"{broker}__in": scope.brokers}) | Q(**{f"{place}__in": scope.places})).distinct()
+    narrowed = queryset.filter(Q(**{f"{broker}__in": scope.brokers}) | Q(**{f"{place}__in": scope.places}))
+    # A broker with several allowed places would be listed once per place.
+    return narrowed.distinct() if place.startswith("places__") else narrowed
 
 
 #: URL keyword -> the model whose row it names.

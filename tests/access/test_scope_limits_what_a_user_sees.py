@@ -66,3 +66,16 @@ def test_a_job_on_letters_outside_the_scope_is_refused(scoped, two_brokers, sign
     # Without a scope the same operator may act on both.
     assert do_letters_job("replay", actor=people["admin"], reason="both",
                           ids=[my_letter.pk, their_letter.pk]).total == 2
+
+
+def test_a_user_limited_to_places_sees_just_them_and_their_broker_once(people, memory_broker, signed_in_as):
+    orders, billing, other = (memory_place(memory_broker, origin=o) for o in ("orders", "billing", "refunds"))
+    letters = {place.pk: store_letter(place, place.name.encode()).pk for place in (orders, billing, other)}
+    vera = people["viewer"]
+    RoleScope.objects.bulk_create([RoleScope(user=vera, place=orders), RoleScope(user=vera, place=billing)])
+    client = signed_in_as(vera)
+    assert [b["name"] for b in client.get("/api/brokers/").json()] == ["mem"]
+    assert sorted(p["id"] for p in client.get("/api/places/").json()) == sorted([orders.pk, billing.pk])
+    listed = {row["id"] for row in client.get("/api/letters/").json()["results"]}
+    assert listed == {letters[orders.pk], letters[billing.pk]}
+    assert client.get(f"/places/{other.pk}/").status_code == 404
