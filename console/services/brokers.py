@@ -7,6 +7,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from django.db import transaction
 from django.utils import timezone
 
+from console.access import logsafe
 from console.brokers import BrokerConfig, BrokerError, PlaceInfo, Received
 from console.brokers.registry import KINDS, adapter_class, get_adapter
 from console.models import Broker, DeadPlace
@@ -80,6 +81,7 @@ def test_connection(
     password) or BrokerSetupError for a definition that is not even a URL. Changes nothing."""
     config = unsaved_config(kind=kind, url=url, management_url=management_url, username=username,
                             password=password, options=options)
+    logsafe.remember(config.password)  # a password only typed into a form is masked in logs too
     with get_adapter(config) as adapter:
         return adapter.check()
 

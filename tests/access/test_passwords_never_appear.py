@@ -18,7 +18,7 @@ from console.brokers import BrokerError
 from console.brokers.memory.adapter import MemoryBroker, Message
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter
-from console.services.brokers import check_broker, do_add_broker, do_discover
+from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
 from console.services.jobs import do_capture, do_letters_job
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
@@ -31,7 +31,8 @@ RUN = uuid.uuid4().hex[:8]
 MEMORY_PASSWORD = f"Mem0ry-Pw-{RUN}"
 RABBIT_PASSWORD = f"Rabb1t-Pw-{RUN}"
 DOWN_PASSWORD = f"D0wn-Pw-{RUN}"
-PASSWORDS = (MEMORY_PASSWORD, RABBIT_PASSWORD, DOWN_PASSWORD)
+TYPED_PASSWORD = f"Typ3d-Pw-{RUN}"  # only ever typed into a connection test, never saved
+PASSWORDS = (MEMORY_PASSWORD, RABBIT_PASSWORD, DOWN_PASSWORD, TYPED_PASSWORD)
 LOGGERS = (None, "console", "aio_pika", "aiormq", "httpx", "httpcore", "celery", "django")
 
 
@@ -95,12 +96,15 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
         letters = list(DeadLetter.objects.filter(place=place).values_list("id", flat=True))
         assert letters
         assert run_job(do_letters_job("replay", actor=operator, reason="fixed", ids=letters).pk) == "succeeded"
-    for failing in (lambda: check_broker(down), lambda: do_discover(down, actor=operator)):
+    typed = {"kind": "rabbitmq", "url": "amqp://127.0.0.1:1/", "management_url": "http://127.0.0.1:1",
+             "username": rabbit_user, "password": TYPED_PASSWORD}
+    for failing in (lambda: check_broker(down), lambda: do_discover(down, actor=operator),
+                    lambda: test_connection(**typed)):
         with pytest.raises(BrokerError):
             failing()
     # What a careless line of code might log: the mask catches it.
     logging.getLogger("console.careless").warning("connecting to amqp://%s:%s@host/ with %s",
-                                                  rabbit_user, RABBIT_PASSWORD, DOWN_PASSWORD)
+                                                  rabbit_user, RABBIT_PASSWORD, f"{DOWN_PASSWORD} {TYPED_PASSWORD}")
     try:
         raise RuntimeError(f"login refused for password {MEMORY_PASSWORD}")
     except RuntimeError:
