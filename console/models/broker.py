@@ -7,11 +7,16 @@ from console.brokers import BrokerConfig
 from console.brokers.registry import KINDS
 
 
+def broker_kinds() -> list[tuple[str, str]]:
+    """The registry's kinds; a callable, so adding an adapter needs no migration."""
+    return [(kind, kind) for kind in sorted(KINDS)]
+
+
 class Broker(models.Model):
     """A named connection to one broker. The password is kept encrypted (console.secrets)."""
 
     name = models.SlugField(max_length=100, unique=True)
-    kind = models.CharField(max_length=30, choices=[(k, k) for k in KINDS])
+    kind = models.CharField(max_length=30, choices=broker_kinds)
     url = models.CharField(max_length=500, help_text="Connection URL without credentials")
     management_url = models.CharField(max_length=500, blank=True)
     username = models.CharField(max_length=200, blank=True)
