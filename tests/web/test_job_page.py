@@ -71,3 +71,14 @@ def test_a_filter_job_says_how_many_letters_arrived_after_it_was_made(signed_in,
     html = signed_in.get(reverse("job", args=[job.pk])).content.decode()
     assert "<code>q=order</code>" in html
     assert "1 matching letter arrived since; this job leaves it alone" in html
+
+
+def test_a_replay_from_the_archive_shows_what_it_selected(signed_in, operator):
+    job = Job.objects.create(
+        kind=Job.Kind.ARCHIVE_REPLAY, actor=operator, actor_name="olga", reason="last week",
+        selection={"lake": "/srv/lake", "since": "2026-11-01", "until": "2026-11-07", "origin": "<b>orders</b>"},
+        expected=4, total=4,
+    )
+    html = signed_in.get(reverse("job", args=[job.pk])).content.decode()
+    assert "archived, selected by" in html and "<code>since=2026-11-01</code>" in html
+    assert "origin=&lt;b&gt;orders&lt;/b&gt;" in html and "/srv/lake" not in html and "ticked by id" not in html
