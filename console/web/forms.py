@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from datetime import timezone as dt_timezone
 
 from django import forms
 from django.utils import timezone
@@ -17,6 +18,21 @@ class ReasonForm(forms.Form):
 
 #: "Older than" presets of the age filter: (hours, label).
 AGE_PRESETS = [(1, "1 hour"), (6, "6 hours"), (24, "1 day"), (24 * 7, "7 days")]
+
+
+class MomentField(forms.DateTimeField):
+    """A date and time from a form, in UTC: PostgreSQL refuses offsets of 16 hours or more,
+    which Python accepts, so every moment is converted before it reaches a query."""
+
+    widget = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        if timezone.is_naive(moment):
+            moment = timezone.make_aware(moment, dt_timezone.utc)
+        return moment.astimezone(dt_timezone.utc)
 
 
 class LetterFilterForm(forms.Form):
@@ -34,14 +50,8 @@ class LetterFilterForm(forms.Form):
     header = forms.CharField(required=False, max_length=500, label="Header name")
     header_value = forms.CharField(required=False, max_length=2000, label="Header value")
     q = forms.CharField(required=False, max_length=2000, label="Body contains")
-    since = forms.DateTimeField(
-        required=False, label="Captured since",
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
-    )
-    until = forms.DateTimeField(
-        required=False, label="Captured before",
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
-    )
+    since = MomentField(required=False, label="Captured since")
+    until = MomentField(required=False, label="Captured before")
     older_than = forms.TypedChoiceField(
         required=False, coerce=int, empty_value=None, label="Older than",
         choices=[("", "any age"), *[(str(hours), label) for hours, label in AGE_PRESETS]],

@@ -101,3 +101,9 @@ def test_exports_walk_the_audit_in_chunks(signed_in, events, monkeypatch):
     monkeypatch.setattr(audit_view, "EXPORT_CHUNK", 2)
     data = json.loads(_export(signed_in, "json"))
     assert len(data) == AuditEvent.objects.count() == len({e["id"] for e in data})
+
+
+@pytest.mark.parametrize("moment", ["2026-01-01T00:00+20:00", "2026-01-01T00:00-15:30", "not a time"])
+def test_any_date_the_filter_accepts_is_one_the_database_can_compare(signed_in, moment):
+    response = signed_in.get(reverse("audit"), {"since": moment, "until": moment})
+    assert response.status_code == 200

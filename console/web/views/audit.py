@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from console.access.redaction import for_export, mask_events
 from console.models import AuditEvent, DeadPlace, Job
+from console.web.forms import MomentField
 from console.web.paging import page_before
 
 #: Events fetched per query while exporting.
@@ -26,9 +27,6 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 EXPORT_FIELDS = ["id", "at", "actor", "action", "reason", "ticket", "job", "broker", "place", "target",
                  "count", "letter_ids", "outcome", "details", "source_ip", "hash"]
 
-_MOMENT = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
-
-
 class AuditFilterForm(forms.Form):
     """The audit page's filters; they live in the query string and feed the exports too."""
 
@@ -37,8 +35,8 @@ class AuditFilterForm(forms.Form):
     place = forms.CharField(required=False, max_length=500, widget=forms.TextInput(attrs={"list": "audit-places"}))
     job = forms.IntegerField(required=False, min_value=1, label="Job id")
     letter = forms.IntegerField(required=False, min_value=1, label="Letter id")
-    since = forms.DateTimeField(required=False, label="From", widget=_MOMENT)
-    until = forms.DateTimeField(required=False, label="Before", widget=_MOMENT)
+    since = MomentField(required=False, label="From")
+    until = MomentField(required=False, label="Before")
 
     def filter(self, events: QuerySet) -> QuerySet:
         """``events`` narrowed by the valid, non-empty fields."""
