@@ -115,13 +115,21 @@ def _publish(job: Job, batch: list[DeadLetter], adapters: dict) -> tuple[list[De
             )
             for letter in letters
         ]
-        results = with_broker_retry(job, lambda: adapter.publish(outgoing, window=settings.DLO_BATCH_SIZE))
+        ok, not_ok = publish_confirmed(job, adapter, outgoing)
         by_id = {letter.id: letter for letter in letters}
-        for result in results:
-            if result.ok:
-                confirmed.append(by_id[result.key])
-            else:
-                refused[result.key] = result.error or "not confirmed by the broker"
+        confirmed.extend(by_id[key] for key in ok)
+        refused.update(not_ok)
+    return confirmed, refused
+
+
+def publish_confirmed(job: Job, adapter, outgoing: list[Outgoing]) -> tuple[list, dict]:
+    """Publish with the broker's confirms, waiting out an outage (status ``waiting``).
+
+    Returns the keys the broker confirmed, and the refused ones with the broker's reason.
+    """
+    results = with_broker_retry(job, lambda: adapter.publish(outgoing, window=settings.DLO_BATCH_SIZE))
+    confirmed = [result.key for result in results if result.ok]
+    refused = {result.key: result.error or "not confirmed by the broker" for result in results if not result.ok}
     return confirmed, refused
 
 

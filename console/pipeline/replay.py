@@ -29,7 +29,8 @@ from pyspark.sql import functions as F
 
 from console.brokers import Outgoing
 from console.brokers.values import from_json
-from console.jobs.control import Throttle, advance, checkpoint, note, with_broker_retry
+from console.jobs.control import Throttle, advance, checkpoint, note
+from console.jobs.publish import publish_confirmed
 from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.pipeline import lake as lakefs
 from console.pipeline.archive import watermark
@@ -188,14 +189,10 @@ def _replay_batch(job: Job, batch: list, adapters: dict, *, cursor: int) -> None
                      properties=from_json(json.loads(row.properties or "{}")))
             for row in rows
         ]
-        adapter = adapters[broker_id]
-        results = with_broker_retry(job, lambda: adapter.publish(outgoing, window=settings.DLO_BATCH_SIZE))
+        ok, not_ok = publish_confirmed(job, adapters[broker_id], outgoing)
         by_id = {row.id: row for row in rows}
-        for result in results:
-            if result.ok:
-                confirmed.append(by_id[result.key])
-            else:
-                refused[result.key] = result.error or "not confirmed by the broker"
+        confirmed.extend(by_id[key] for key in ok)
+        refused.update(not_ok)
     if skipped:
         note(job, f"{skipped} skipped: still held in custody (replay them there) or body erased")
     _record(job, confirmed, [row for row in sendable if row.id in refused], refused,

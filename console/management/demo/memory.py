@@ -5,7 +5,7 @@ RabbitMQ would have written. Replay needs a real broker: the memory broker lives
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from console.brokers import Received
 from console.brokers.frameworks import enrich
