@@ -9,7 +9,7 @@ import json
 import pytest
 
 from console.brokers import BrokerError
-from console.models import AuditEvent, Broker, DeadPlace
+from console.models import AuditEvent, DeadPlace
 from console.services.brokers import check_broker, do_add_broker, do_discover
 from tests.contract.harnesses import WRONG_SECRET
 
