@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth import authenticate
 
 from console.brokers.values import from_json
+from console.access.roles import role_of
 from console.management.demo import rabbitmq
 from console.management.demo.catalogue import HOSTILE_NOTE
 from console.models import Broker, DeadLetter, Job
@@ -43,7 +44,9 @@ def _check_demo_letters() -> None:
     declined = letters["ORD-1009"]
     assert declined.exception_type == "com.shop.billing.PaymentDeclinedException"
     assert declined.fingerprint == letters["ORD-1011"].fingerprint  # same failure, other card
-    assert authenticate(username="demo", password="dead-letters-demo") is not None
+    demo = authenticate(username="demo", password="dead-letters-demo")
+    reviewer = authenticate(username="demo-reviewer", password="dead-letters-demo")
+    assert role_of(demo) == "admin" and role_of(reviewer) == "operator"
     assert verify_chain().ok
 
 

@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Sum
 from rest_framework.authtoken.models import Token
 
+from console.access.roles import set_role
 from console.jobs.runner import run_job
 from console.management.cli import ActorCommand, printable
 from console.management.demo import memory, rabbitmq
@@ -25,6 +26,8 @@ from console.services.jobs import JobError, do_capture
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "dead-letters-demo"
+# Purges and large jobs need a second person's approval: this one can give it.
+REVIEWER_USERNAME = "demo-reviewer"
 RABBIT_BROKER = "local-rabbit"
 
 
@@ -67,14 +70,22 @@ class Command(ActorCommand):
         held = DeadLetter.objects.filter(place__name__in=DEAD_LETTER_QUEUES).count()
         self.stdout.write(f"demo letters in custody: {held}")
         self.stdout.write(f"sign in as {user.username} / {DEMO_PASSWORD}   (API token: {token.key})")
+        self.stdout.write(f"a second person for approvals: {REVIEWER_USERNAME} / {DEMO_PASSWORD}")
 
     def _user(self):
-        users = get_user_model()
-        user = users.objects.filter(username=DEMO_USERNAME).first() or users(username=DEMO_USERNAME)
-        user.set_password(DEMO_PASSWORD)  # the password printed must be the one that works
-        user.save()
+        user = self._account(DEMO_USERNAME, "admin")
+        self._account(REVIEWER_USERNAME, "operator")
         token, _ = Token.objects.get_or_create(user=user)
         return user, token
+
+    @staticmethod
+    def _account(username: str, role: str):
+        users = get_user_model()
+        user = users.objects.filter(username=username).first() or users(username=username)
+        user.set_password(DEMO_PASSWORD)  # the password printed must be the one that works
+        user.save()
+        set_role(user, role)
+        return user
 
     @staticmethod
     def _rabbit_answers(options) -> bool:
