@@ -37,7 +37,3 @@ def decrypt(token: str) -> str:
     except InvalidToken:
         raise ValueError("a stored secret cannot be decrypted with the configured keys") from None
 
-
-def mask(secret: str) -> str:
-    """What may be shown of a secret: whether it is set, never its content."""
-    return "••••••" if secret else ""
