@@ -1,0 +1,294 @@
+"""What replay_vs_shovel.py and capture_vs_shovel.py share: Django set-up, a small RabbitMQ
+client of their own (publishing with confirms, exact queue depths, the dynamic shovel), the
+console's broker and dead place for a run, and the peak resident memory of a stretch of work.
+
+The broker is a real RabbitMQ: ``BENCH_AMQP_URL`` (default amqp://guest:guest@127.0.0.1:5672/%2F)
+and ``BENCH_MANAGEMENT_URL`` (default http://guest:guest@127.0.0.1:15672), with the shovel
+plugins enabled (``scripts/services`` enables them). Every queue a run declares carries a
+unique prefix and is deleted at the end, as is the shovel's parameter if it is still there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+AMQP_URL = os.environ.get("BENCH_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+MANAGEMENT_URL = os.environ.get("BENCH_MANAGEMENT_URL", "http://guest:guest@127.0.0.1:15672")
+BODY_SIZE = 1024
+#: The job asks for approval (over DLO_APPROVAL_THRESHOLD letters); a second actor approves it.
+REQUESTER = "cli:bench-requester"
+APPROVER = "cli:bench-approver"
+
+
+def setup_django() -> None:
+    """Settings for a script (as benchmarks/pages.py), then create and migrate DATABASE_URL."""
+    os.environ.setdefault("DEBUG", "false")
+    # Jobs are run here, in this process, by console.jobs.runner.run_job; what the services
+    # hand to Celery on commit goes to an in-memory transport that nobody reads (not to the
+    # filesystem queue a worker of `make run` would pick up).
+    os.environ.setdefault("CELERY_BROKER_URL", "memory://")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    from benchmarks.pages import _create_database  # also sets SECRET_KEY etc. when missing
+
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        sys.exit("Set DATABASE_URL to a database the benchmark may fill, e.g. "
+                 "postgres://postgres@127.0.0.1:5432/dlo_bench6")
+    _create_database(url)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+# -- memory --------------------------------------------------------------------------------------
+
+def reset_peak_rss() -> bool:
+    """Reset the kernel's high-water mark of resident memory (VmHWM), so the next reading is
+    the peak of what follows. Linux only; False if it cannot be reset."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_mib() -> float:
+    """The process's peak resident memory since the last reset (VmHWM), in MiB."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return lifetime_peak_rss_mib()
+
+
+def lifetime_peak_rss_mib() -> float:
+    """getrusage's ru_maxrss: the peak over the whole process (KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- RabbitMQ, apart from the console ------------------------------------------------------------
+
+def body_of(serial: int, size: int = BODY_SIZE) -> bytes:
+    """A JSON body of exactly ``size`` bytes (padded), different for every serial."""
+    head = b'{"order_id": %d, "currency": "EUR", "note": "' % serial
+    tail = b'"}'
+    return head + b"x" * max(0, size - len(head) - len(tail)) + tail
+
+
+class Rabbit:
+    """Synchronous helper over aio-pika on a private event loop thread, plus the management API."""
+
+    def __init__(self, amqp_url: str = AMQP_URL, management_url: str = MANAGEMENT_URL) -> None:
+        import httpx
+
+        self.amqp_url = amqp_url
+        parts = urlsplit(amqp_url)
+        self.vhost = unquote(parts.path[1:]) if parts.path not in ("", "/") else "/"
+        mgmt = urlsplit(management_url)
+        self.management_base = urlunsplit((mgmt.scheme, mgmt.hostname + (f":{mgmt.port}" if mgmt.port else ""),
+                                           "", "", ""))
+        self.http = httpx.Client(base_url=self.management_base, timeout=30,
+                                 auth=(unquote(mgmt.username or "guest"), unquote(mgmt.password or "guest")))
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="bench-rabbit", daemon=True)
+        self.thread.start()
+        self.connection = self.run(self._connect())
+        self.declared: list[str] = []
+        self.shovels: list[str] = []
+
+    def run(self, coro, timeout: float = 900):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    async def _connect(self):
+        import aio_pika
+
+        return await aio_pika.connect(self.amqp_url)
+
+    def declare(self, name: str, arguments: dict | None = None) -> None:
+        async def declare():
+            channel = await self.connection.channel()
+            await channel.declare_queue(name, durable=True, arguments=arguments)
+            await channel.close()
+
+        self.run(declare())
+        self.declared.append(name)
+
+    def depth(self, name: str) -> int:
+        """Ready messages in a queue, exactly (passive declare; the management API lags)."""
+        async def depth():
+            channel = await self.connection.channel()
+            queue = await channel.declare_queue(name, passive=True)
+            count = queue.declaration_result.message_count
+            await channel.close()
+            return count
+
+        return self.run(depth())
+
+    def publish(self, queue: str, count: int, *, prefix: str, window: int = 1000,
+                headers: dict | None = None) -> float:
+        """Publish ``count`` persistent messages of BODY_SIZE bytes to ``queue`` with publisher
+        confirms, ``window`` outstanding at a time; returns the seconds it took."""
+        import aio_pika
+
+        async def publish():
+            channel = await self.connection.channel(publisher_confirms=True)
+            exchange = channel.default_exchange
+            for start in range(0, count, window):
+                await asyncio.gather(*(
+                    exchange.publish(
+                        aio_pika.Message(body_of(serial), delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+                                         message_id=f"{prefix}-{serial}", content_type="application/json",
+                                         headers={**(headers or {}), "tenant": f"tenant-{serial % 40:02d}"}),
+                        routing_key=queue,
+                    )
+                    for serial in range(start, min(start + window, count))
+                ))
+            await channel.close()
+
+        started = time.perf_counter()
+        self.run(publish())
+        return time.perf_counter() - started
+
+    def wait_depth(self, queue: str, count: int, timeout: float = 300) -> None:
+        deadline = time.monotonic() + timeout
+        while self.depth(queue) < count:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{queue} holds {self.depth(queue)} messages, not {count}, after {timeout:.0f} s")
+            time.sleep(0.1)
+
+    def shovel(self, src: str, dest: str, expected: int, *, uri: str | None = None, timeout: float = 900) -> float:
+        """Move ``src`` to ``dest`` with a dynamic shovel (ack-mode on-confirm, deleting itself
+        after the queue's length at its start); returns the seconds from creating it until
+        ``dest`` holds ``expected`` messages and the shovel is gone."""
+        name = f"{src}-shovel"
+        uri = uri or self.amqp_url
+        value = {
+            "src-protocol": "amqp091", "src-uri": uri, "src-queue": src,
+            "dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": dest,
+            "ack-mode": "on-confirm", "src-delete-after": "queue-length",
+        }
+        path = f"/api/parameters/shovel/{quote(self.vhost, safe='')}/{quote(name, safe='')}"
+        self.shovels.append(path)
+        started = time.perf_counter()
+        response = self.http.put(path, json={"value": value})
+        response.raise_for_status()
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.depth(dest) >= expected and self.http.get(path).status_code == 404:
+                return time.perf_counter() - started
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the shovel did not finish within {timeout:.0f} s")
+            time.sleep(0.02)
+
+    def cleanup(self) -> None:
+        for path in self.shovels:
+            try:
+                self.http.delete(path)
+            except Exception:
+                pass
+        for name in self.declared:
+            try:
+                self.http.delete(f"/api/queues/{quote(self.vhost, safe='')}/{quote(name, safe='')}")
+            except Exception as exc:
+                print(f"could not delete queue {name}: {exc}")
+        try:
+            self.run(self.connection.close(), 10)
+        except Exception:
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.http.close()
+
+
+def unique_prefix(what: str) -> str:
+    return f"bench6.{what}.{uuid.uuid4().hex[:8]}"
+
+
+def shovel_baseline(rabbit: Rabbit, prefix: str, count: int) -> dict:
+    """The baseline of both benchmarks: publish ``count`` persistent 1 KiB messages with
+    confirms to a queue, then time the dynamic shovel moving them all to a second queue."""
+    src, dest = f"{prefix}.shovel.src", f"{prefix}.shovel.dest"
+    rabbit.declare(src)
+    rabbit.declare(dest)
+    publish_seconds = rabbit.publish(src, count, prefix=f"{prefix}-shovel")
+    rabbit.wait_depth(src, count)
+    seconds = rabbit.shovel(src, dest, count)
+    held = rabbit.depth(dest)
+    if held != count:
+        raise SystemExit(f"the shovel left {held} messages in {dest}, not {count}")
+    return {"seconds": seconds, "rate": count / seconds, "publish_seconds": publish_seconds,
+            "publish_rate": count / publish_seconds}
+
+
+# -- the console's side --------------------------------------------------------------------------
+
+def add_broker_and_discover(prefix: str, place_name: str):
+    """The broker (a new name per run) through do_add_broker, its dead places through
+    do_discover; returns the DeadPlace named ``place_name`` (the management API may take a
+    moment to list a queue just declared, so discovery is tried again for a few seconds)."""
+    from console.services.brokers import do_add_broker, do_discover
+
+    broker = do_add_broker(actor=REQUESTER, name=prefix.replace(".", "-"), kind="rabbitmq", url=AMQP_URL,
+                           management_url=MANAGEMENT_URL)
+    deadline = time.monotonic() + 30
+    while True:
+        for place in do_discover(broker, actor=REQUESTER):
+            if place.name == place_name:
+                return place
+        if time.monotonic() > deadline:
+            raise SystemExit(f"discovery did not find {place_name} on {AMQP_URL}")
+        time.sleep(1)
+
+
+def approve_if_waiting(job):
+    """The two-person rule: a job over DLO_APPROVAL_THRESHOLD waits; a second actor approves it."""
+    from console.models import Job
+    from console.services.approvals import do_approve
+
+    job.refresh_from_db()
+    if job.status == Job.Status.AWAITING_APPROVAL:
+        job = do_approve(job, actor=APPROVER, reason="benchmark")
+    return job
+
+
+def run_measured(job_id: int) -> dict:
+    """console.jobs.runner.run_job in this process: wall time and peak resident memory."""
+    from console.jobs.runner import run_job
+
+    reset = reset_peak_rss()
+    started = time.perf_counter()
+    status = run_job(job_id)
+    seconds = time.perf_counter() - started
+    return {"status": status, "seconds": seconds,
+            "peak_rss_mib": peak_rss_mib() if reset else None, "lifetime_peak_rss_mib": lifetime_peak_rss_mib()}
+
+
+def report(title: str, count: int, job: dict, baseline: dict) -> None:
+    rate = count / job["seconds"]
+    ratio = rate / baseline["rate"]
+    peak = f"{job['peak_rss_mib']:.0f} MiB" if job["peak_rss_mib"] is not None else "n/a"
+    print(f"\n{title}: {count:,} letters of {BODY_SIZE} bytes")
+    print(f"  console job   {job['seconds']:8.1f} s  {rate:9,.0f} letters/s   peak RSS during the job {peak}"
+          f" (whole process {job['lifetime_peak_rss_mib']:.0f} MiB)")
+    print(f"  shovel        {baseline['seconds']:8.1f} s  {baseline['rate']:9,.0f} messages/s"
+          f"   (its source published with confirms first: {baseline['publish_seconds']:.1f} s, "
+          f"{baseline['publish_rate']:,.0f} messages/s)")
+    print(f"  ratio job / shovel {ratio:.2f}   (target >= 0.5: {'met' if ratio >= 0.5 else 'NOT met'})")
