@@ -30,6 +30,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Pages.
     "inventory": VIEW,
     "groups": VIEW,
+    "groups-history": VIEW,
     "place": VIEW,
     "place-groups": VIEW,
     "letters": VIEW,

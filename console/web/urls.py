@@ -23,6 +23,7 @@ urlpatterns = [
     path("places/<int:place_id>/", places.place_letters, name="place"),
     path("places/<int:place_id>/groups/", groups.group_list, name="place-groups"),
     path("groups/", groups.group_list, name="groups"),
+    path("groups/history/", groups.group_history, name="groups-history"),
     path("places/<int:place_id>/capture/", inventory.capture, name="place-capture"),
     path("places/<int:place_id>/preview/", actions.action_preview, name="action-preview"),
     path("actions/confirm/", actions.action_confirm, name="action-confirm"),

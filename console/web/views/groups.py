@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime, time
+from datetime import timezone as dt_timezone
+
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 
 from console.models import DeadPlace, LetterState
 from console.services.groups import daily_counts, failure_groups
+from console.services.history import history_groups
 from console.web.charts import Chart, Series, line_chart
 
 #: Groups drawn in the chart over time; the table lists more.
 CHARTED_GROUPS = 5
+#: Groups listed on the history page.
+HISTORY_GROUPS = 50
 #: The state the view starts with: letters still waiting for someone.
 DEFAULT_STATE = LetterState.HELD
 ANY_STATE = "any"
@@ -54,3 +60,22 @@ def group_list(request, place_id: int | None = None):
         "chart": groups_chart(params, groups, f"Letters per day in the {CHARTED_GROUPS} largest groups, {where}"),
     }
     return render(request, "web/groups.html", context)
+
+
+@login_required
+def group_history(request):
+    """Failure groups over the whole history, as the pipeline's ``groups`` job last computed
+    them (custody and the archive together), with each group's letters per day."""
+    rows = history_groups(limit=HISTORY_GROUPS)
+    top = rows[:CHARTED_GROUPS]
+    chart = line_chart(
+        f"Letters per day in the {CHARTED_GROUPS} largest groups of the whole history",
+        [
+            Series(f"{row['exception_type'] or 'no exception'} [{row['fingerprint'][:8]}]",
+                   [(datetime.combine(day, time.min, tzinfo=dt_timezone.utc), count) for day, count in row["trend"]])
+            for row in top
+        ],
+        daily=True,
+    )
+    computed_at = max((row["computed_at"] for row in rows), default=None)
+    return render(request, "web/groups_history.html", {"rows": rows, "chart": chart, "computed_at": computed_at})
