@@ -6,17 +6,17 @@ requester saw (:func:`approval_context`) and these buttons for anyone but the re
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import BinaryField
 from django.db.models.functions import Substr
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from console.models import DeadLetter, Job
 from console.services.approvals import ApprovalError, do_approve, do_refuse, is_requester
 from console.services.jobs import JobError, preview_frozen
 from console.web.display import PREVIEW_CHARS, body_preview
+from console.web.job_actions import act_on_job
 
 SAMPLE_SIZE = 10
 
@@ -54,24 +54,10 @@ def approval_list(request):
 @login_required
 @require_POST
 def job_approve(request, job_id: int):
-    job = get_object_or_404(Job, pk=job_id)
-    try:
-        do_approve(job, actor=request.user, reason=request.POST.get("reason", "").strip())
-    except ApprovalError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Job {job.pk} approved: it is queued.")
-    return redirect("job", job.pk)
+    return act_on_job(request, job_id, do_approve, "Job {pk} approved: it is queued.", refused=ApprovalError)
 
 
 @login_required
 @require_POST
 def job_refuse(request, job_id: int):
-    job = get_object_or_404(Job, pk=job_id)
-    try:
-        do_refuse(job, actor=request.user, reason=request.POST.get("reason", ""))
-    except ApprovalError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Job {job.pk} refused: it will not run.")
-    return redirect("job", job.pk)
+    return act_on_job(request, job_id, do_refuse, "Job {pk} refused: it will not run.", refused=ApprovalError)

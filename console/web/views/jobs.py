@@ -3,24 +3,24 @@ the pause, resume and cancel buttons."""
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from console.access.scope import visible
 from console.models import Job
-from console.services.jobs import JobError, do_cancel_job, do_pause_job, do_resume_job
+from console.services.jobs import do_cancel_job, do_pause_job, do_resume_job
 from console.services.selection import arrived_since
 from console.web.paging import page_before
+from console.web.job_actions import act_on_job
 from console.web.views.approvals import approval_context
 
 #: The steering buttons: url name -> (service, what the message says happened).
 CONTROLS = {
-    "pause": (do_pause_job, "pause requested: it stops after the current batch"),
-    "resume": (do_resume_job, "resumed"),
-    "cancel": (do_cancel_job, "cancel requested"),
+    "pause": (do_pause_job, "Job {pk}: pause requested: it stops after the current batch."),
+    "resume": (do_resume_job, "Job {pk}: resumed."),
+    "cancel": (do_cancel_job, "Job {pk}: cancel requested."),
 }
 
 
@@ -68,15 +68,7 @@ def job_detail(request, job_id: int):
 
 
 def _control(request, job_id: int, name: str):
-    job = get_object_or_404(Job, pk=job_id)
-    service, done = CONTROLS[name]
-    try:
-        service(job, actor=request.user, reason=request.POST.get("reason", "").strip())
-    except JobError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Job {job.pk}: {done}.")
-    return redirect("job", job.pk)
+    return act_on_job(request, job_id, *CONTROLS[name])
 
 
 @login_required
