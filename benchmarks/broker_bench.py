@@ -32,6 +32,18 @@ REQUESTER = "cli:bench-requester"
 APPROVER = "cli:bench-approver"
 
 
+def start(doc: str):
+    """The command line both benchmarks take, then Django set up; returns the parsed args."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--keep-letters", action="store_true", help="leave the run's letters in the database")
+    args = parser.parse_args()
+    setup_django()
+    return args
+
+
 def setup_django() -> None:
     """Settings for a script (as benchmarks/pages.py), then create and migrate DATABASE_URL."""
     os.environ.setdefault("DEBUG", "false")

@@ -17,7 +17,6 @@ queues.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -27,11 +26,7 @@ from benchmarks import broker_bench as bench  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--count", type=int, default=100_000)
-    parser.add_argument("--keep-letters", action="store_true", help="leave the run's letters in the database")
-    args = parser.parse_args()
-    bench.setup_django()
+    args = bench.start(__doc__)
 
     from console.models import DeadLetter, Job
     from console.services.jobs import do_capture

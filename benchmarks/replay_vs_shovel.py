@@ -17,7 +17,6 @@ queue-length), timed until the second queue holds them all and the shovel is gon
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import sys
 import time
@@ -72,11 +71,7 @@ def seed_custody(place, origin: str, count: int, batch: int = 10_000) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--count", type=int, default=100_000)
-    parser.add_argument("--keep-letters", action="store_true", help="leave the run's letters in the database")
-    args = parser.parse_args()
-    bench.setup_django()
+    args = bench.start(__doc__)
 
     from console.models import DeadLetter, Job, LetterState
     from console.services.jobs import do_replay
