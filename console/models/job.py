@@ -20,6 +20,7 @@ class Job(models.Model):
         PURGE = "purge"
         MARK_FAILED = "mark_failed"
         ARCHIVE_REPLAY = "archive_replay"  # republish letters from the lake (console.pipeline.replay)
+        SHOVEL = "shovel"  # a whole dead place moved by the broker itself (RabbitMQ's shovel)
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -46,6 +47,18 @@ class Job(models.Model):
     selection = models.JSONField(default=dict, blank=True)
     expected = models.BigIntegerField(default=0, help_text="How many letters the preview showed")
     rate_limit = models.PositiveIntegerField(null=True, blank=True, help_text="Letters per second")
+    concurrency = models.PositiveSmallIntegerField(default=1, help_text="Publishing channels working at once")
+
+    # Canary replay (console.jobs.returns): replay the first ``canary_size`` letters, wait
+    # ``canary_wait_seconds`` while watching the dead places for letters that come back, and go
+    # on only while the share that came back stays at or under ``return_threshold`` percent.
+    canary_size = models.PositiveIntegerField(null=True, blank=True, help_text="Letters replayed first")
+    canary_wait_seconds = models.PositiveIntegerField(default=30, help_text="Seconds to wait after the canary")
+    return_threshold = models.FloatField(null=True, blank=True,
+                                         help_text="Percent of replayed letters coming back that pauses the job")
+    watch = models.JSONField(default=dict, blank=True, help_text="State of the return watch (canary passed, "
+                             "counts when it last started)")
+    pause_reason = models.TextField(blank=True, help_text="Why the job paused itself")
 
     total = models.BigIntegerField(default=0)
     done = models.BigIntegerField(default=0)
