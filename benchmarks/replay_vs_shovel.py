@@ -59,7 +59,7 @@ def seed_custody(place, origin: str, count: int, batch: int = 10_000) -> None:
                     }
                     copy.write_row((
                         place.pk, place.broker_id, "held", now, message_id,
-                        hashlib.sha256(message_id.encode() + body).hexdigest(), True,
+                        hashlib.sha256(message_id.encode() + body).hexdigest(),
                         now, "", origin, origin, "rejected", 1,
                         now, now, exc_type, message, stack,
                         fingerprint, Jsonb({}), Jsonb(headers),

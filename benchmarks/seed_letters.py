@@ -43,7 +43,7 @@ CURRENCIES = ["EUR", "USD", "JPY", "GBP", "CHF", "SEK"]
 GROUPS = 50
 
 COLUMNS = (
-    "place_id", "broker_id", "state", "state_changed_at", "message_id", "custody_key", "capture_acked",
+    "place_id", "broker_id", "state", "state_changed_at", "message_id", "custody_key",
     "captured_at", "origin_address", "origin_queue", "routing_key", "reason", "death_count",
     "first_failed_at", "last_failed_at", "exception_type", "exception_message", "exception_stack",
     "fingerprint", "envelope_details", "headers", "properties", "body", "body_size", "body_erased",
@@ -106,7 +106,7 @@ def _row(place: DeadPlace, group: Group, rng: random.Random, captured_at: dateti
     message_id = f"msg-{serial}"
     key = hashlib.sha256(message_id.encode() + body).hexdigest()
     return (
-        place.pk, place.broker_id, "held", captured_at, message_id, key, True,
+        place.pk, place.broker_id, "held", captured_at, message_id, key,
         captured_at, "orders", group.origin, group.origin, group.reason, death_count,
         died, died, group.exception_type, group.exception_message, group.stack,
         group.fingerprint, Jsonb({}), Jsonb(headers), Jsonb({"message_id": message_id, "delivery_mode": 2}),

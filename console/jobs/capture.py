@@ -1,25 +1,35 @@
-"""Capture: take a dead place's messages into custody, then acknowledge them on the broker."""
+"""Capture: take a dead place's messages into custody, then acknowledge them on the broker.
+
+A batch is committed first and acknowledged after; its pending-ack rows are deleted in the
+next batch's transaction (one statement fewer per batch), and by the end of the pass. The
+consumer's prefetch is twice the batch, so the broker keeps delivering while PostgreSQL
+commits.
+"""
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from console.jobs.control import advance, checkpoint, with_broker_retry
-from console.models import DeadLetter, DeadPlace, Job
-from console.services.custody import mark_acked, store_captured
+from console.models import DeadPlace, Job
+from console.services.custody import mark_acked, mark_place_acked, store_captured
 
 
 def run_capture(job: Job) -> str:
     place = DeadPlace.objects.select_related("broker").get(pk=job.place_id)
     limit = job.selection.get("limit")
     with place.broker.adapter() as adapter:
-        drained = with_broker_retry(job, lambda: _capture_pass(job, adapter, place, limit))
+        drained = with_broker_retry(job, lambda: capture_pass(
+            adapter, place, job=job, reason=job.reason, limit=_left(job, limit),
+            stored=lambda count: advance(job, done=count),
+        ))
         if drained:
-            # Nothing is left unacknowledged in the queue, so copies committed by an earlier,
-            # interrupted capture whose redelivery never came were acked after all.
-            DeadLetter.objects.filter(place=place, capture_acked=False).update(capture_acked=True)
+            mark_place_acked(place)
         info = with_broker_retry(job, lambda: adapter.stats(place.ref))
     DeadPlace.objects.filter(pk=place.pk).update(
         depth=info.depth, consumers=info.consumers, oldest_at=info.oldest_at, last_seen_at=timezone.now()
@@ -28,19 +38,38 @@ def run_capture(job: Job) -> str:
     return f"captured {job.done} letters from {place}"
 
 
-def _capture_pass(job: Job, adapter, place: DeadPlace, limit: int | None) -> bool:
-    """Capture until the place is empty (True) or the limit is reached (False)."""
+def _left(job: Job, limit: int | None) -> Callable[[], int | None]:
+    return lambda: None if limit is None else limit - job.done
+
+
+def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Callable[[], int | None],
+                 stored: Callable[[int], None] = lambda count: None, until: float | None = None,
+                 wait_seconds: float = 1.0) -> bool:
+    """Capture from one place until it is empty (True), or until ``limit()`` letters are left
+    to take or the monotonic clock passes ``until`` (False).
+
+    ``stored(count)`` runs inside each batch's transaction. The job is checked for pause and
+    cancel between batches.
+    """
     batch_size = settings.DLO_BATCH_SIZE
-    with adapter.open_capture(place.ref, prefetch=batch_size) as session:
-        while limit is None or job.done < limit:
-            checkpoint(job)
-            want = batch_size if limit is None else min(batch_size, limit - job.done)
-            batch = session.next_batch(want, wait_seconds=1.0)
-            if not batch:
-                return True
-            with transaction.atomic():
-                ids = store_captured(place, batch, job=job, actor=job.actor_name, reason=job.reason)
-                advance(job, done=len(batch))
-            session.ack(batch)
-            mark_acked(ids)
-    return False
+    acked: list[int] = []
+    try:
+        with adapter.open_capture(place.ref, prefetch=2 * batch_size) as session:
+            while True:
+                left = limit()
+                if (left is not None and left <= 0) or (until is not None and time.monotonic() >= until):
+                    return False
+                checkpoint(job)
+                want = batch_size if left is None else min(batch_size, left)
+                batch = session.next_batch(want, wait_seconds=wait_seconds)
+                if not batch:
+                    return True
+                with transaction.atomic():
+                    mark_acked(acked)
+                    ids = store_captured(place, batch, job=job, actor=job.actor_name, reason=reason)
+                    stored(len(batch))
+                acked = []
+                session.ack(batch)
+                acked = ids
+    finally:
+        mark_acked(acked)

@@ -1,66 +1,124 @@
 """Replay and move: publish letters with the broker's confirms, then record the outcome.
 
-Each batch goes through three steps, each its own transaction or broker call:
+Each batch goes through three steps:
 1. the letters become ``replaying`` with a replay id (kept if they had one), committed;
-2. they are published with confirms;
+2. they are published with confirms (console.jobs.senders, on worker threads);
 3. confirmed letters become ``replayed``, the others go back to ``held``; the audit row is
    written in that same transaction.
-A crash between 1 and 3 leaves the batch ``replaying`` under this job: resuming publishes it
-again with the same replay ids, so a consumer can drop the duplicates.
+
+Batches overlap so that PostgreSQL and the broker work at the same time: while the broker
+confirms one batch, this thread records the batch before it and marks the one after it. So at
+most two batches are published but not yet recorded; a crash leaves them ``replaying`` under
+this job, and resuming publishes them again with the same replay ids (at most
+2 x DLO_BATCH_SIZE duplicates, each carrying the replay id of its letter, so a consumer can
+drop it). A job that stops for any other reason (pause, cancel, an error) first records what
+the broker confirmed and hands every letter it did not confirm back to ``held``.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Case, CharField, F, Func, UUIDField, Value, When
-from django.db.models.functions import Cast, Replace
+from django.db import connection, transaction
 from django.utils import timezone
 
 from console.brokers import Outgoing
 from console.brokers.values import from_json
-from console.jobs.control import Throttle, advance, checkpoint, with_broker_retry
-from console.models import Broker, DeadLetter, Job, LetterState
+from console.jobs.control import Throttle, advance, checkpoint
+from console.jobs.returns import ReturnWatch
+from console.jobs.senders import Senders
+from console.models import DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.custody import REPLAY_ID_HEADER
 from console.services.selection import resolve
 
 MAX_BATCH_BYTES = 64 * 1024 * 1024
-#: 32 hex digits, like uuid4().hex, made by PostgreSQL (13+) in the UPDATE itself.
-NEW_REPLAY_ID = Replace(Cast(Func(function="gen_random_uuid", output_field=UUIDField()), CharField()),
-                        Value("-"), Value(""))
+
+
+@dataclass(frozen=True)
+class Flying:
+    """What publishing one letter needs, and nothing more (no model instance)."""
+
+    id: int
+    place_id: int
+    broker_id: int
+    origin_queue: str
+    replay_id: str
+    headers: dict
+    properties: dict
+    body: bytes
+
+
+@dataclass
+class Flight:
+    """One batch from marking to recording."""
+
+    letters: list[Flying]
+    skipped: int
+    cursor: int
+    refused: dict[int, str] = field(default_factory=dict)  # refused before anything was sent
+    sending: object = None  # the Senders' handle while the broker has it
 
 
 def run_publish(job: Job) -> str:
-    letters = resolve(job.selection).order_by("id")
+    source = resolve(job.selection).order_by("id")
     throttle = Throttle(job.rate_limit)
-    adapters: dict[int, object] = {}
-    try:
-        while True:
-            checkpoint(job)
-            rows = list(
-                letters.filter(id__gt=job.cursor).values_list("id", "body_size", "state", "last_job_id")[
-                    : throttle.batch_size(settings.DLO_BATCH_SIZE)
-                ]
-            )
-            if not rows:
-                break
-            rows = _within_bytes(rows)
-            eligible = [
-                letter_id for letter_id, _, state, last_job in rows
-                if state == LetterState.HELD or (state == LetterState.REPLAYING and last_job == job.pk)
-            ]
-            batch = _mark_replaying(job, eligible)
-            confirmed, refused = _publish(job, batch, adapters)
-            _record_outcome(job, batch, confirmed, refused, skipped=len(rows) - len(batch), cursor=rows[-1][0])
-            throttle.wait(len(rows))
-    finally:
-        for adapter in adapters.values():
-            adapter.close()
+    watch = ReturnWatch(job)
+    places = PlaceCache()
+    cursor = job.cursor
+    marked: Flight | None = None  # marked replaying, not sent yet
+    flying: Flight | None = None  # sent, not recorded yet
+    with Senders(job) as senders:
+        try:
+            while True:
+                checkpoint(job)
+                room = watch.room(throttle.batch_size(settings.DLO_BATCH_SIZE),
+                                  in_air=len(flying.letters) if flying else 0)
+                if room:
+                    marked = _take(job, source, cursor, room)
+                    if marked is not None:
+                        cursor = marked.cursor
+                results = senders.wait(flying) if flying is not None else None
+                landing, flying = flying, None
+                if marked is not None:
+                    _send(job, marked, senders, places)
+                    flying, marked = marked, None
+                if landing is not None:
+                    _record_outcome(job, landing, results, places)
+                    watch.saw(landing_places(landing))
+                    watch.after_batch()
+                if flying is not None:
+                    throttle.wait(len(flying.letters) + flying.skipped)
+                elif room:
+                    break  # nothing left to take, nothing in the air
+                else:
+                    watch.judge_canary()
+        except BaseException:
+            _land_after_stop(job, marked, flying, senders, places)
+            raise
     verb = "replayed" if job.kind == Job.Kind.REPLAY else f"moved to {job.target}"
-    return f"{job.done} letters {verb}, {job.failed} not confirmed, {job.skipped} skipped"
+    return f"{job.done} letters {verb}, {job.failed} not confirmed, {job.skipped} skipped{watch.summary()}"
+
+
+def landing_places(flight: Flight) -> set[int]:
+    return {letter.place_id for letter in flight.letters}
+
+
+def _take(job: Job, source, cursor: int, room: int) -> Flight | None:
+    """The next batch after ``cursor``, its eligible letters marked ``replaying``; None at the end."""
+    rows = list(source.filter(id__gt=cursor).values_list("id", "body_size", "state", "last_job_id")[:room])
+    if not rows:
+        return None
+    rows = _within_bytes(rows)
+    eligible = [
+        letter_id for letter_id, _, state, last_job in rows
+        if state == LetterState.HELD or (state == LetterState.REPLAYING and last_job == job.pk)
+    ]
+    letters = _mark_replaying(job, eligible) if eligible else []
+    return Flight(letters=letters, skipped=len(rows) - len(letters), cursor=rows[-1][0])
 
 
 def _within_bytes(rows: list[tuple]) -> list[tuple]:
@@ -73,99 +131,117 @@ def _within_bytes(rows: list[tuple]) -> list[tuple]:
     return rows
 
 
-def _mark_replaying(job: Job, ids: list[int]) -> list[DeadLetter]:
-    """Mark the batch ``replaying`` under this job in one UPDATE, giving a replay id to each
-    letter that has none (a letter keeps its id across retries), and load it for publishing."""
-    with transaction.atomic():
-        DeadLetter.objects.filter(id__in=ids, state__in=(LetterState.HELD, LetterState.REPLAYING)).update(
-            state=LetterState.REPLAYING, last_job=job, state_changed_at=timezone.now(),
-            replay_id=Case(When(replay_id="", then=NEW_REPLAY_ID), default=F("replay_id")),
-        )
-        return list(
-            DeadLetter.objects.select_related("place__broker")
-            .filter(id__in=ids, state=LetterState.REPLAYING, last_job=job)
-            .order_by("id")
-        )
+_MARK_SQL = f"""
+    UPDATE {DeadLetter._meta.db_table}
+       SET state = %(replaying)s, last_job_id = %(job)s, state_changed_at = %(now)s,
+           replay_id = CASE WHEN replay_id = '' THEN replace(gen_random_uuid()::text, '-', '')
+                            ELSE replay_id END
+     WHERE id = ANY(%(ids)s)
+       AND (state = %(held)s OR (state = %(replaying)s AND last_job_id = %(job)s))
+ RETURNING id, place_id, broker_id, origin_queue, replay_id, headers, properties, body
+"""
 
 
-def _destination(job: Job, letter: DeadLetter) -> str:
+def _mark_replaying(job: Job, ids: list[int]) -> list[Flying]:
+    """Mark the batch ``replaying`` under this job and read what publishing needs, in one
+    statement; a letter keeps its replay id across retries (PostgreSQL makes new ones)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_MARK_SQL, {"replaying": LetterState.REPLAYING, "held": LetterState.HELD,
+                                   "job": job.pk, "now": timezone.now(), "ids": ids})
+        rows = cursor.fetchall()
+    return sorted((Flying(row[0], row[1], row[2], row[3], row[4], _json(row[5]), _json(row[6]),
+                          bytes(row[7] or b"")) for row in rows), key=lambda letter: letter.id)
+
+
+def _json(value) -> dict:
+    return json.loads(value) if isinstance(value, (str, bytes)) else (value or {})
+
+
+def _destination(job: Job, letter: Flying) -> str:
     return job.target if job.kind == Job.Kind.MOVE else letter.origin_queue
 
 
-def _publish(job: Job, batch: list[DeadLetter], adapters: dict) -> tuple[list[DeadLetter], dict[int, str]]:
-    confirmed: list[DeadLetter] = []
-    refused: dict[int, str] = {}
-    by_broker: dict[int, list[DeadLetter]] = defaultdict(list)
-    for letter in batch:
-        if not _destination(job, letter):
-            refused[letter.id] = "origin unknown: move it to a chosen queue instead"
-        else:
-            by_broker[letter.broker_id].append(letter)
-    for broker_id, letters in by_broker.items():
-        if broker_id not in adapters:
-            adapters[broker_id] = Broker.objects.get(pk=broker_id).adapter()
-        adapter = adapters[broker_id]
-        outgoing = [
-            Outgoing(
-                key=letter.id,
-                destination=_destination(job, letter),
-                scope=letter.place.scope,
-                body=letter.body_bytes,
-                headers={**from_json(letter.headers), REPLAY_ID_HEADER: letter.replay_id},
-                properties=from_json(letter.properties),
-            )
-            for letter in letters
-        ]
-        ok, not_ok = publish_confirmed(job, adapter, outgoing)
-        by_id = {letter.id: letter for letter in letters}
-        confirmed.extend(by_id[key] for key in ok)
-        refused.update(not_ok)
-    return confirmed, refused
+def _send(job: Job, flight: Flight, senders: Senders, places: PlaceCache) -> None:
+    """Hand the flight to the broker(s); letters without a destination are refused here."""
+    by_broker: dict[int, list[Outgoing]] = defaultdict(list)
+    for letter in flight.letters:
+        destination = _destination(job, letter)
+        if not destination:
+            flight.refused[letter.id] = "origin unknown: move it to a chosen queue instead"
+            continue
+        by_broker[letter.broker_id].append(Outgoing(
+            key=letter.id, destination=destination, scope=places.get(letter.place_id).scope, body=letter.body,
+            headers={**from_json(letter.headers), REPLAY_ID_HEADER: letter.replay_id},
+            properties=from_json(letter.properties),
+        ))
+    flight.sending = senders.send(by_broker)
 
 
-def publish_confirmed(job: Job, adapter, outgoing: list[Outgoing]) -> tuple[list, dict]:
-    """Publish with the broker's confirms, waiting out an outage (status ``waiting``).
-
-    Returns the keys the broker confirmed, and the refused ones with the broker's reason.
-    """
-    results = with_broker_retry(job, lambda: adapter.publish(outgoing, window=settings.DLO_BATCH_SIZE))
-    confirmed = [result.key for result in results if result.ok]
-    refused = {result.key: result.error or "not confirmed by the broker" for result in results if not result.ok}
-    return confirmed, refused
-
-
-def _record_outcome(job, batch, confirmed, refused, *, skipped: int, cursor: int) -> None:
-    """Commit the batch's outcome with one audit row per dead place the letters came from."""
+def _record_outcome(job: Job, flight: Flight, results, places: PlaceCache) -> None:
+    """Commit the flight's outcome with one audit row per dead place the letters came from."""
+    confirmed_ids, refused = results if results is not None else ([], {})
+    refused = {**flight.refused, **refused}
+    by_id = {letter.id: letter for letter in flight.letters}
+    confirmed = [by_id[key] for key in confirmed_ids if key in by_id]
     now = timezone.now()
-    by_id = {letter.id: letter for letter in batch}
     with transaction.atomic():
-        ok_ids = [letter.id for letter in confirmed]
-        if ok_ids:
-            DeadLetter.objects.filter(id__in=ok_ids).update(
+        if confirmed:
+            DeadLetter.objects.filter(id__in=[letter.id for letter in confirmed]).update(
                 state=LetterState.REPLAYED, replayed_at=now, state_changed_at=now,
                 replayed_to=job.target if job.kind == Job.Kind.MOVE else "",
             )
-            for place, letters in _by_place(confirmed).items():
+            for place_id, letters in _by_place(confirmed).items():
                 destinations = sorted({_destination(job, letter) for letter in letters})
                 audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
-                             place=place, target=", ".join(destinations)[:500],
+                             place=places.get(place_id), target=", ".join(destinations)[:500],
                              letter_ids=[letter.id for letter in letters], outcome="confirmed")
         if refused:
-            DeadLetter.objects.filter(id__in=list(refused)).update(state=LetterState.HELD, state_changed_at=now)
-            for place, letters in _by_place([by_id[i] for i in refused]).items():
+            _back_to_held(job, list(refused))
+            for place_id, letters in _by_place([by_id[i] for i in refused if i in by_id]).items():
                 errors = sorted({refused[letter.id] for letter in letters})
                 audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
-                             place=place, letter_ids=[letter.id for letter in letters], outcome="refused",
-                             details={"errors": errors[:20]})
+                             place=places.get(place_id), letter_ids=[letter.id for letter in letters],
+                             outcome="refused", details={"errors": errors[:20]})
             row = Job.objects.select_for_update().get(pk=job.pk)
             for message in sorted(set(refused.values()))[:5]:
                 row.add_log(f"not confirmed: {message}")
             row.save(update_fields=["log"])
-        advance(job, done=len(ok_ids), failed=len(refused), skipped=skipped, cursor=cursor)
+        advance(job, done=len(confirmed), failed=len(refused), skipped=flight.skipped, cursor=flight.cursor)
 
 
-def _by_place(letters: list[DeadLetter]) -> dict:
-    grouped: dict = defaultdict(list)
+def _back_to_held(job: Job, ids: list[int]) -> None:
+    DeadLetter.objects.filter(id__in=ids, state=LetterState.REPLAYING, last_job=job).update(
+        state=LetterState.HELD, state_changed_at=timezone.now())
+
+
+def _land_after_stop(job: Job, marked: Flight | None, flying: Flight | None, senders: Senders,
+                     places: PlaceCache) -> None:
+    """The loop is stopping: record what the broker confirmed, hand back what it did not."""
+    if flying is not None:
+        try:
+            _record_outcome(job, flying, senders.wait(flying, retry=False), places)
+        except Exception:
+            # Whether the broker has them is unknown: held again, they may be replayed twice
+            # (with the same replay id), never lost.
+            _back_to_held(job, [letter.id for letter in flying.letters])
+    if marked is not None:
+        _back_to_held(job, [letter.id for letter in marked.letters])
+
+
+def _by_place(letters: list[Flying]) -> dict[int, list[Flying]]:
+    grouped: dict[int, list[Flying]] = defaultdict(list)
     for letter in letters:
-        grouped[letter.place].append(letter)
+        grouped[letter.place_id].append(letter)
     return grouped
+
+
+class PlaceCache:
+    """Dead places (with their brokers) by id, read once per job."""
+
+    def __init__(self) -> None:
+        self._places: dict[int, DeadPlace] = {}
+
+    def get(self, place_id: int) -> DeadPlace:
+        if place_id not in self._places:
+            self._places[place_id] = DeadPlace.objects.select_related("broker").get(pk=place_id)
+        return self._places[place_id]

@@ -30,7 +30,7 @@ from pyspark.sql import functions as F
 from console.brokers import Outgoing
 from console.brokers.values import from_json
 from console.jobs.control import Throttle, advance, checkpoint, note
-from console.jobs.publish import publish_confirmed
+from console.jobs.senders import publish_confirmed
 from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.pipeline import lake as lakefs
 from console.pipeline.archive import watermark

@@ -6,14 +6,15 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from console.brokers import Received
 from console.brokers.frameworks import enrich
 from console.brokers.values import to_json
-from console.models import DeadLetter, DeadPlace, Job
+from console.models import DeadLetter, DeadPlace, Job, PendingAck
 from console.services import audit
+from console.services.copy_insert import copy_create
 
 REPLAY_ID_HEADER = "x-dlo-replay-id"
 
@@ -35,7 +36,6 @@ def _letter(place: DeadPlace, message: Received, key: str, job: Job | None) -> D
         broker_id=place.broker_id,
         message_id=message.message_id[:500],
         custody_key=key,
-        capture_acked=False,
         capture_job=job,
         origin_address=env.origin_address[:500],
         origin_queue=env.origin_queue[:500],
@@ -71,7 +71,7 @@ def store_captured(
     redelivered_keys = {k for k, m in zip(keys, batch) if m.redelivered}
     if redelivered_keys:
         for letter_id, key in (
-            DeadLetter.objects.filter(place=place, capture_acked=False, custody_key__in=redelivered_keys)
+            DeadLetter.objects.filter(place=place, pending_ack__isnull=False, custody_key__in=redelivered_keys)
             .order_by("id")
             .values_list("id", "custody_key")
         ):
@@ -87,8 +87,9 @@ def store_captured(
 
     _link_returns(fresh)
     new_letters = [letter for letter, _ in fresh]
-    DeadLetter.objects.bulk_create(new_letters, batch_size=500)
+    copy_create(new_letters)
     new_ids = [letter.id for letter in new_letters]
+    _await_ack(new_ids)
     if new_ids:
         audit.record(
             "capture", actor=actor, reason=reason, job=job, place=place, letter_ids=new_ids, outcome="stored",
@@ -117,5 +118,19 @@ def _link_returns(fresh: list[tuple[DeadLetter, Received]]) -> None:
             )
 
 
+def _await_ack(letter_ids: Sequence[int]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {PendingAck._meta.db_table} (letter_id) SELECT unnest(%s::bigint[])",
+                       [list(letter_ids)])
+
+
 def mark_acked(letter_ids: Sequence[int]) -> None:
-    DeadLetter.objects.filter(id__in=list(letter_ids), capture_acked=False).update(capture_acked=True)
+    """The broker has been told to drop these letters' messages."""
+    if letter_ids:
+        PendingAck.objects.filter(letter_id__in=list(letter_ids)).delete()
+
+
+def mark_place_acked(place: DeadPlace) -> None:
+    """Nothing is left unacknowledged in the place's queue (a capture drained it): copies
+    committed by an interrupted capture whose redelivery never came were acked after all."""
+    PendingAck.objects.filter(letter__place=place).delete()

@@ -88,7 +88,6 @@ def do_edit_and_replay(
     copy = DeadLetter.objects.create(
         **{field: getattr(original, field) for field in _ENVELOPE_FIELDS},
         custody_key=_content_key(original.message_id, headers, body),
-        capture_acked=True,  # no broker holds this copy: there is nothing to acknowledge
         envelope_details={**(original.envelope_details or {}), "edited_from": original.pk},
         headers=headers,
         body=body,

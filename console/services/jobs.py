@@ -247,6 +247,10 @@ def do_resume_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
         raise JobError(f"job {job.pk} waits for approval: it runs once another operator approves it")
     job.pause_requested = False
     job.status = Job.Status.QUEUED
+    if job.pause_reason:  # it paused itself (console.jobs.returns): a new canary, returns counted anew
+        job.add_log(f"it had paused itself: {job.pause_reason}")
+        job.watch = {"resumed": True}
+        job.pause_reason = ""
     job.add_log(f"resumed by {actor_name(actor)}")
     job.save()
     audit.record("job.resume", actor=actor, reason=reason, job=job)

@@ -59,7 +59,7 @@ def test_redelivered_message_committed_but_not_acked_is_not_stored_twice(memory_
     job = do_capture(place, actor=operator, reason="again")
     run_job(job.pk)
     assert DeadLetter.objects.count() == 3
-    assert not DeadLetter.objects.filter(capture_acked=False).exists()
+    assert not DeadLetter.objects.filter(pending_ack__isnull=False).exists()
 
 
 def test_replay_reaches_origin_once_with_replay_id_and_is_audited(memory_broker, operator):

@@ -35,5 +35,5 @@ def test_stored_but_unacked_messages_are_not_stored_twice(kit, rabbit_broker, op
 
     letters = DeadLetter.objects.filter(place=place)
     assert sorted(letters.values_list("message_id", flat=True)) == [b.decode() for b in bodies]
-    assert not letters.filter(capture_acked=False).exists()
+    assert not letters.filter(pending_ack__isnull=False).exists()
     assert kit.depth(dlq) == 0

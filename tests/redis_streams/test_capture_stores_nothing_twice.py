@@ -38,7 +38,7 @@ def test_entries_committed_but_never_acked_are_matched_not_stored_again(
     job = capture(place, operator)
     assert (job.status, job.done) == ("succeeded", 3)
     assert sorted(bytes(b) for b in DeadLetter.objects.values_list("body", flat=True)) == [b"m0", b"m1", b"m2"]
-    assert not DeadLetter.objects.filter(capture_acked=False).exists()
+    assert not DeadLetter.objects.filter(pending_ack__isnull=False).exists()
     assert poisoned.deliveries() == {}
 
 

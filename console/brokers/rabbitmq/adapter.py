@@ -74,6 +74,7 @@ class RabbitMQAdapter(Adapter):
         self._connections: dict[str, Any] = {}
         self._connecting: dict[str, asyncio.Lock] = {}
         self._management: ManagementAPI | None = None
+        self._publishers: dict[str, ConfirmWindowPublisher] = {}
         self._closed = False
 
     # -- naming things in messages (never the password) -------------------------------------
@@ -262,20 +263,30 @@ class RabbitMQAdapter(Adapter):
         return [result for result in results if result is not None]
 
     async def _publish(self, vhost: str, items: list[tuple[int, Outgoing]], window: int) -> dict[int, PublishResult]:
+        publisher = await self._publisher(vhost)
+        try:
+            return await publisher.publish(items, window)
+        except BaseException:
+            # Confirms still outstanding on this channel belong to a publish that has given up.
+            self._publishers.pop(vhost, None)
+            if not publisher.channel.is_closed:
+                try:
+                    await publisher.channel.close()
+                except Exception:
+                    pass
+            raise
+
+    async def _publisher(self, vhost: str) -> ConfirmWindowPublisher:
+        """The vhost's confirm-mode channel, kept open from one publish to the next."""
+        publisher = self._publishers.get(vhost)
+        if publisher is not None and not publisher.channel.is_closed:
+            return publisher
         connection = await self._connection(vhost)
         channel = await connection.channel(publisher_confirms=True)
-        try:
-            publisher = ConfirmWindowPublisher(
-                await channel.get_underlay_channel(), vhost=vhost,
-                username=self.username, timeout=self.options["confirm_timeout"],
-            )
-            return await publisher.publish(items, window)
-        finally:
-            if not channel.is_closed:
-                try:
-                    await channel.close()
-                except Exception:  # the results are known; a failing close changes none of them
-                    pass
+        publisher = ConfirmWindowPublisher(await channel.get_underlay_channel(), vhost=vhost,
+                                           username=self.username, timeout=self.options["confirm_timeout"])
+        self._publishers[vhost] = publisher
+        return publisher
 
     def close(self) -> None:
         if self._closed:

@@ -60,21 +60,39 @@ class ConfirmWindowPublisher:
         channel._on_return_frame = self._on_return_frame  # see the module docstring
 
     async def publish(self, messages: Sequence[tuple[int, Outgoing]], window: int) -> dict[int, PublishResult]:
-        """Results keyed by the index given with each message."""
+        """Results keyed by the index given with each message.
+
+        The window slides: a new publish goes out as soon as any outstanding one is confirmed,
+        so the broker never idles between windows.
+        """
         results: dict[int, PublishResult] = {}
-        window = max(1, window)
-        for start in range(0, len(messages), window):
-            sent: list[_Pending] = []
-            for index, out in messages[start:start + window]:
-                properties, refusal = self._prepare(out)
-                if properties is None:
-                    results[index] = PublishResult(out.key, False, refusal)
-                    continue
-                sent.append(await self._send(index, out, properties))
-            await self._wait(sent)
-            for pending in sent:
-                results[pending.index] = self._result(pending)
+        slots = asyncio.Semaphore(max(1, window))
+        sent: list[_Pending] = []
+        for index, out in messages:
+            properties, refusal = self._prepare(out)
+            if properties is None:
+                results[index] = PublishResult(out.key, False, refusal)
+                continue
+            await self._take_slot(slots, len(sent))
+            if self.channel.is_closed:
+                break  # _wait says why, for the publishes already sent
+            pending = await self._send(index, out, properties)
+            pending.confirmation.add_done_callback(lambda _: slots.release())
+            sent.append(pending)
+        await self._wait(sent)
+        for pending in sent:
+            results[pending.index] = self._result(pending)
         return results
+
+    async def _take_slot(self, slots: asyncio.Semaphore, sent: int) -> None:
+        try:
+            async with asyncio.timeout(self.timeout):
+                await slots.acquire()
+        except TimeoutError:
+            raise BrokerError(
+                f"RabbitMQ confirmed none of the outstanding publishes within {self.timeout:.0f}s after {sent} "
+                f"were sent on vhost {self.vhost!r} (is a resource alarm blocking publishers?)", permanent=False,
+            ) from None
 
     def _prepare(self, out: Outgoing) -> tuple[spec.Basic.Properties | None, str]:
         """The message's encoded properties, or why it is refused here: messages RabbitMQ would

@@ -1,0 +1,147 @@
+"""Watching a replay for letters that die again: the canary and the return threshold.
+
+Every replayed message carries our replay id; when its consumer fails again it dies into its
+dead place, and capturing that place links the new letter to the old one and counts it in the
+job's ``returned`` (console.services.custody). So a watched replay captures the dead places it
+replays from, now and then, and compares how many came back with how many it replayed:
+
+- with a canary of K letters, the job replays the first K, then waits
+  ``canary_wait_seconds`` (capturing all the while) and goes on only if the share that came
+  back is at most ``return_threshold`` percent; otherwise it pauses itself;
+- after the canary (or without one), it looks again every WATCH_SECONDS and pauses itself as
+  soon as the share passes the threshold.
+
+A job that paused itself says why in ``pause_reason``; resuming it starts a new canary, and
+counts returns from there on. The letters the watch captures are stored and audited like any
+capture (reason: the watch of this job).
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.utils import timezone
+
+from console.jobs.capture import capture_pass
+from console.jobs.control import Stop, checkpoint, note
+from console.models import DeadPlace, Job
+
+#: Seconds between two looks at the dead places once the canary has passed.
+WATCH_SECONDS = 5.0
+#: The share that came back is judged only over at least this many replayed letters.
+MIN_SAMPLE = 20
+#: How long one look may capture, at most, from each place between two batches.
+LOOK_SECONDS = 1.0
+#: A canary asked for without a threshold pauses above this share (percent).
+DEFAULT_THRESHOLD = 5.0
+
+
+class ReturnWatch:
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.canary = job.canary_size or 0
+        threshold = job.return_threshold
+        self.threshold = DEFAULT_THRESHOLD if threshold is None and self.canary else threshold
+        self.enabled = self.threshold is not None
+        state = dict(job.watch or {})
+        if self.enabled and "base_done" not in state:
+            state = {"base_done": job.done, "base_handled": job.done + job.failed,
+                     "base_returned": job.returned, "canary_passed": not self.canary, "places": [],
+                     "resumed": bool(state.get("resumed"))}
+            self._save(state)
+        self.state = state
+        self._last_look = time.monotonic()
+
+    # -- what the publishing loop asks -----------------------------------------------------------
+
+    def room(self, wanted: int, *, in_air: int) -> int:
+        """How many letters the loop may take now: all it wants, except during a canary,
+        which stops at K letters and then waits for :meth:`judge_canary` (0 until then)."""
+        if not self.enabled or self.state["canary_passed"]:
+            return wanted
+        handled = self.job.done + self.job.failed - self.state["base_handled"]
+        return max(0, min(wanted, self.canary - handled - in_air))
+
+    def saw(self, place_ids: set[int]) -> None:
+        """Replayed letters came from these places: their returns die there."""
+        if self.enabled and not place_ids <= set(self.state["places"]):
+            self.state["places"] = sorted(set(self.state["places"]) | place_ids)
+            self._save(self.state)
+
+    def after_batch(self) -> None:
+        """Between batches, once the canary has passed: look now and then, pause if too many came back."""
+        if not self.enabled or not self.state["canary_passed"]:
+            return
+        if time.monotonic() - self._last_look < WATCH_SECONDS:
+            return
+        self._look(time.monotonic() + LOOK_SECONDS)
+        replayed, returned = self._counts()
+        if replayed >= MIN_SAMPLE and self._too_many(replayed, returned):
+            self._pause(f"{returned} of {replayed} letters replayed since the job "
+                        f"{'resumed' if self.job.watch.get('resumed') else 'started'} came back "
+                        f"({_percent(returned, replayed)}), above the threshold of {self.threshold:g}%")
+
+    def judge_canary(self) -> None:
+        """The canary is out: watch its places for ``canary_wait_seconds``, then go on or pause."""
+        job = self.job
+        replayed, _ = self._counts()
+        note(job, f"canary: {replayed} letters replayed; watching for returns for {job.canary_wait_seconds}s")
+        deadline = time.monotonic() + job.canary_wait_seconds
+        while time.monotonic() < deadline:
+            checkpoint(job)
+            started = time.monotonic()
+            self._look(min(deadline, started + LOOK_SECONDS))
+            Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
+            rest = min(deadline, started + LOOK_SECONDS) - time.monotonic()
+            if rest > 0:
+                time.sleep(rest)
+        replayed, returned = self._counts()
+        if self._too_many(max(replayed, 1), returned):
+            self._pause(f"canary: {returned} of {replayed} letters came back within "
+                        f"{job.canary_wait_seconds}s ({_percent(returned, replayed)}), above the "
+                        f"threshold of {self.threshold:g}%")
+        self.state["canary_passed"] = True
+        self._save(self.state)
+        note(job, f"canary passed: {returned} of {replayed} letters came back ({_percent(returned, replayed)}, "
+                  f"threshold {self.threshold:g}%); going on")
+
+    def summary(self) -> str:
+        if not self.enabled:
+            return ""
+        replayed, returned = self._counts()
+        return f"; {returned} of {replayed} came back while watched"
+
+    # -- the rest ----------------------------------------------------------------------------------
+
+    def _counts(self) -> tuple[int, int]:
+        """Letters replayed and letters returned since the watch (re)started."""
+        row = Job.objects.filter(pk=self.job.pk).values("done", "returned").get()
+        self.job.returned = row["returned"]
+        return row["done"] - self.state["base_done"], row["returned"] - self.state["base_returned"]
+
+    def _too_many(self, replayed: int, returned: int) -> bool:
+        return 100.0 * returned / replayed > self.threshold
+
+    def _look(self, until: float) -> None:
+        """Capture the watched places (each for a share of the time) so returns are counted."""
+        self._last_look = time.monotonic()
+        places = list(DeadPlace.objects.select_related("broker").filter(pk__in=self.state["places"]))
+        reason = f"returns of job {self.job.pk} (canary / return watch)"
+        for place in places:
+            with place.broker.adapter() as adapter:
+                capture_pass(adapter, place, job=self.job, reason=reason, limit=lambda: None,
+                             until=until, wait_seconds=0.2)
+
+    def _pause(self, why: str) -> None:
+        Job.objects.filter(pk=self.job.pk).update(pause_reason=why)
+        self.job.pause_reason = why
+        note(self.job, f"paused itself: {why}")
+        raise Stop(Job.Status.PAUSED)
+
+    def _save(self, state: dict) -> None:
+        Job.objects.filter(pk=self.job.pk).update(watch=state)
+        self.job.watch = state
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100.0 * part / whole:.1f}%" if whole else "0%"

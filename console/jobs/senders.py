@@ -1,0 +1,96 @@
+"""Publishing for a job on worker threads, so the job's own thread can meanwhile work on
+PostgreSQL (console.jobs.publish overlaps the two).
+
+A job's ``concurrency`` is the number of connections per broker that publish slices of a
+batch at the same time, each with its own window of confirms. With concurrency 1 a batch goes
+out in order; above 1 the slices interleave, so order across them is not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from console.brokers import BrokerError, Outgoing
+from console.jobs.control import with_broker_retry
+from console.models import Broker, Job
+
+
+@dataclass
+class _Part:
+    adapter: object
+    outgoing: list[Outgoing]
+    future: Future
+
+
+def publish_confirmed(job: Job, adapter, outgoing: list[Outgoing]) -> tuple[list, dict]:
+    """Publish with the broker's confirms, waiting out an outage (status ``waiting``).
+
+    Returns the keys the broker confirmed, and the refused ones with the broker's reason.
+    """
+    return _split_results(with_broker_retry(job, _publishing(adapter, outgoing)))
+
+
+def _publishing(adapter, outgoing: list[Outgoing]) -> Callable[[], list]:
+    return lambda: adapter.publish(outgoing, window=settings.DLO_BATCH_SIZE)
+
+
+def _split_results(results) -> tuple[list, dict]:
+    confirmed = [result.key for result in results if result.ok]
+    refused = {result.key: result.error or "not confirmed by the broker" for result in results if not result.ok}
+    return confirmed, refused
+
+
+class Senders:
+    """One adapter per broker and slot, and the threads that publish through them."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.concurrency = max(1, job.concurrency or 1)
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"job{job.pk}-publish")
+        self._adapters: dict[tuple[int, int], object] = {}
+
+    def __enter__(self) -> Senders:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True)
+        for adapter in self._adapters.values():
+            adapter.close()
+
+    def _adapter(self, broker_id: int, slot: int):
+        key = (broker_id, slot)
+        if key not in self._adapters:
+            self._adapters[key] = Broker.objects.get(pk=broker_id).adapter()
+        return self._adapters[key]
+
+    def send(self, by_broker: dict[int, list[Outgoing]]) -> list[_Part]:
+        """Start publishing; the returned handle is for :meth:`wait`."""
+        parts = []
+        for broker_id, outgoing in by_broker.items():
+            slices = [outgoing[slot::self.concurrency] for slot in range(self.concurrency)]
+            for slot, part in enumerate(slice_ for slice_ in slices if slice_):
+                adapter = self._adapter(broker_id, slot)
+                parts.append(_Part(adapter, part, self._pool.submit(_publishing(adapter, part))))
+        return parts
+
+    def wait(self, flight, *, retry: bool = True) -> tuple[list, dict]:
+        """The flight's confirmed keys and refused keys (with reasons). A part whose broker
+        went away is published again from here, waiting out the outage, unless ``retry`` is
+        false; a permanent error is raised."""
+        confirmed: list = []
+        refused: dict = {}
+        for part in flight.sending or []:
+            try:
+                ok, not_ok = _split_results(part.future.result())
+            except BrokerError as exc:
+                if exc.permanent or not retry:
+                    raise
+                # Republished with the same replay ids: duplicates at most, never a loss.
+                ok, not_ok = publish_confirmed(self.job, part.adapter, part.outgoing)
+            confirmed.extend(ok)
+            refused.update(not_ok)
+        return confirmed, refused
