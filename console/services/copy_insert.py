@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import connection
-from django.db.models import Model
+from django.db.models import Field, JSONField, Model
 
 
 def copy_create(objs: Sequence[Model]) -> None:
@@ -26,8 +26,19 @@ def copy_create(objs: Sequence[Model]) -> None:
             obj.pk = pk
         columns = ", ".join(quote(field.column) for field in fields)
         with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy:
+            getters = [_value_getter(field) for field in fields]
             for obj in objs:
-                copy.write_row([field.get_db_prep_save(field.pre_save(obj, True), connection) for field in fields])
+                copy.write_row([get(obj) for get in getters])
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias
+
+
+def _value_getter(field: Field):
+    """What COPY gets for the field: the attribute as it is, except where Django changes it
+    on save (JSON adapted, ``auto_now`` stamps). Field by field ``get_db_prep_save`` for every
+    column costs more than the COPY itself."""
+    if isinstance(field, JSONField) or getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        return lambda obj: field.get_db_prep_save(field.pre_save(obj, True), connection)
+    attname = field.attname
+    return lambda obj: getattr(obj, attname)

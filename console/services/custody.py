@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 import json
 from collections.abc import Sequence
 
@@ -19,17 +20,32 @@ from console.services.copy_insert import copy_create
 REPLAY_ID_HEADER = "x-dlo-replay-id"
 
 
-def custody_key(message: Received) -> str:
-    """Same message, same key: id, properties, headers and body."""
-    digest = hashlib.sha256()
-    digest.update(message.message_id.encode("utf-8", "surrogatepass"))
-    digest.update(json.dumps(to_json(message.properties), sort_keys=True).encode())
-    digest.update(json.dumps(to_json(message.headers), sort_keys=True).encode())
-    digest.update(message.body)
-    return digest.hexdigest()
+@dataclass(frozen=True)
+class _Stored:
+    """A received message's headers and properties as custody keeps them (JSON, types
+    tagged), made once for both the key and the letter."""
+
+    message: Received
+    headers: dict
+    properties: dict
+
+    @classmethod
+    def of(cls, message: Received) -> _Stored:
+        return cls(message, to_json(message.headers), to_json(message.properties))
+
+    @property
+    def key(self) -> str:
+        """Same message, same key: id, properties, headers and body."""
+        digest = hashlib.sha256()
+        digest.update(self.message.message_id.encode("utf-8", "surrogatepass"))
+        digest.update(json.dumps(self.properties, sort_keys=True).encode())
+        digest.update(json.dumps(self.headers, sort_keys=True).encode())
+        digest.update(self.message.body)
+        return digest.hexdigest()
 
 
-def _letter(place: DeadPlace, message: Received, key: str, job: Job | None) -> DeadLetter:
+def _letter(place: DeadPlace, stored: _Stored, key: str, job: Job | None) -> DeadLetter:
+    message = stored.message
     env = enrich(message.envelope, message.headers)
     return DeadLetter(
         place=place,
@@ -49,8 +65,8 @@ def _letter(place: DeadPlace, message: Received, key: str, job: Job | None) -> D
         exception_stack=env.exception_stack,
         fingerprint=env.fingerprint(),
         envelope_details=to_json(env.details),
-        headers=to_json(message.headers),
-        properties=to_json(message.properties),
+        headers=stored.headers,
+        properties=stored.properties,
         body=message.body,
         body_size=len(message.body),
     )
@@ -66,7 +82,8 @@ def store_captured(
     matches that copy instead of being stored twice. Letters carrying our replay id header
     are linked to the letter whose replay they are, and counted against that job.
     """
-    keys = [custody_key(m) for m in batch]
+    stored = [_Stored.of(m) for m in batch]
+    keys = [item.key for item in stored]
     pending: dict[str, list[int]] = {}
     redelivered_keys = {k for k, m in zip(keys, batch) if m.redelivered}
     if redelivered_keys:
@@ -79,11 +96,11 @@ def store_captured(
 
     fresh: list[tuple[DeadLetter, Received]] = []
     matched: list[int] = []
-    for key, message in zip(keys, batch):
-        if message.redelivered and pending.get(key):
+    for key, item in zip(keys, stored):
+        if item.message.redelivered and pending.get(key):
             matched.append(pending[key].pop(0))
             continue
-        fresh.append((_letter(place, message, key, job), message))
+        fresh.append((_letter(place, item, key, job), item.message))
 
     _link_returns(fresh)
     new_letters = [letter for letter, _ in fresh]
@@ -127,7 +144,8 @@ def _await_ack(letter_ids: Sequence[int]) -> None:
 def mark_acked(letter_ids: Sequence[int]) -> None:
     """The broker has been told to drop these letters' messages."""
     if letter_ids:
-        PendingAck.objects.filter(letter_id__in=list(letter_ids)).delete()
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {PendingAck._meta.db_table} WHERE letter_id = ANY(%s)", [list(letter_ids)])
 
 
 def mark_place_acked(place: DeadPlace) -> None:

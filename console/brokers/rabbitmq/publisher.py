@@ -39,6 +39,34 @@ MAX_ROUTING_KEY_BYTES = 255
 REFUSALS = (ChannelAccessRefused, ChannelNotFoundEntity, ChannelPreconditionFailed)
 
 
+#: Most publishes written to the socket in one go.
+WRITE_CHUNK = 64
+
+
+class _Window:
+    """Outstanding confirms allowed; taken in chunks, given back one confirm at a time."""
+
+    def __init__(self, size: int) -> None:
+        self.free = size
+        self._changed = asyncio.Event()
+
+    def release(self, _: object = None) -> None:
+        self.free += 1
+        self._changed.set()
+
+    async def take(self, most: int, timeout: float, stalled: BrokerError) -> int:
+        """Wait for at least one free slot (raising ``stalled`` after the timeout); take up to ``most``."""
+        while self.free <= 0:
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), timeout)
+            except TimeoutError:
+                raise stalled from None
+        taken = min(self.free, most)
+        self.free -= taken
+        return taken
+
+
 @dataclass
 class _Pending:
     tag: int
@@ -62,37 +90,36 @@ class ConfirmWindowPublisher:
     async def publish(self, messages: Sequence[tuple[int, Outgoing]], window: int) -> dict[int, PublishResult]:
         """Results keyed by the index given with each message.
 
-        The window slides: a new publish goes out as soon as any outstanding one is confirmed,
-        so the broker never idles between windows.
+        The window slides: new publishes go out as soon as outstanding ones are confirmed, so
+        the broker never idles between windows; those that fit are written to the socket
+        together (up to WRITE_CHUNK at a time), one write and one drain for many messages.
         """
         results: dict[int, PublishResult] = {}
-        slots = asyncio.Semaphore(max(1, window))
-        sent: list[_Pending] = []
+        ready: list[tuple[int, Outgoing, spec.Basic.Properties]] = []
         for index, out in messages:
             properties, refusal = self._prepare(out)
             if properties is None:
                 results[index] = PublishResult(out.key, False, refusal)
-                continue
-            await self._take_slot(slots, len(sent))
-            if self.channel.is_closed:
-                break  # _wait says why, for the publishes already sent
-            pending = await self._send(index, out, properties)
-            pending.confirmation.add_done_callback(lambda _: slots.release())
-            sent.append(pending)
-        await self._wait(sent)
+            else:
+                ready.append((index, out, properties))
+        slots = _Window(max(1, window))
+        sent: list[_Pending] = []
+        while len(sent) < len(ready) and not self.channel.is_closed:
+            free = await slots.take(min(WRITE_CHUNK, len(ready) - len(sent)), self.timeout, self._stalled(len(sent)))
+            chunk = await self._send(ready[len(sent):len(sent) + free])
+            for pending in chunk:
+                pending.confirmation.add_done_callback(slots.release)
+            sent.extend(chunk)
+        await self._wait(sent)  # says why, when the channel closed before all went out
         for pending in sent:
             results[pending.index] = self._result(pending)
         return results
 
-    async def _take_slot(self, slots: asyncio.Semaphore, sent: int) -> None:
-        try:
-            async with asyncio.timeout(self.timeout):
-                await slots.acquire()
-        except TimeoutError:
-            raise BrokerError(
-                f"RabbitMQ confirmed none of the outstanding publishes within {self.timeout:.0f}s after {sent} "
-                f"were sent on vhost {self.vhost!r} (is a resource alarm blocking publishers?)", permanent=False,
-            ) from None
+    def _stalled(self, sent: int) -> BrokerError:
+        return BrokerError(
+            f"RabbitMQ confirmed none of the outstanding publishes within {self.timeout:.0f}s after {sent} "
+            f"were sent on vhost {self.vhost!r} (is a resource alarm blocking publishers?)", permanent=False,
+        )
 
     def _prepare(self, out: Outgoing) -> tuple[spec.Basic.Properties | None, str]:
         """The message's encoded properties, or why it is refused here: messages RabbitMQ would
@@ -108,26 +135,29 @@ class ConfirmWindowPublisher:
         except (ValueError, TypeError) as exc:
             return None, f"its properties cannot be encoded: {exc}"
 
-    async def _send(self, index: int, out: Outgoing, properties: spec.Basic.Properties) -> _Pending:
+    async def _send(self, chunk: list[tuple[int, Outgoing, spec.Basic.Properties]]) -> list[_Pending]:
         channel = self.channel
-        frames = [
-            spec.Basic.Publish(exchange="", routing_key=out.destination, mandatory=True),
-            ContentHeader(properties=properties, body_size=len(out.body)),
-            *channel._split_body(out.body),
-        ]
+        frames: list[Any] = []
+        sent: list[_Pending] = []
         async with channel.lock:
-            channel.delivery_tag += 1
-            tag = channel.delivery_tag
-            confirmation = channel.create_future()
-            channel.confirmations[tag] = confirmation
-            pending = _Pending(tag, index, out, properties, confirmation)
-            self._outstanding[tag] = pending
+            for index, out, properties in chunk:
+                channel.delivery_tag += 1
+                confirmation = channel.create_future()
+                channel.confirmations[channel.delivery_tag] = confirmation
+                pending = _Pending(channel.delivery_tag, index, out, properties, confirmation)
+                self._outstanding[pending.tag] = pending
+                sent.append(pending)
+                frames += [
+                    spec.Basic.Publish(exchange="", routing_key=out.destination, mandatory=True),
+                    ContentHeader(properties=properties, body_size=len(out.body)),
+                    *channel._split_body(out.body),
+                ]
             drained = channel.create_future()
             await channel.write_queue.put(
                 ChannelFrame.marshall(frames=frames, channel_number=channel.number, drain_future=drained)
             )
         await drained
-        return pending
+        return sent
 
     async def _wait(self, sent: list[_Pending]) -> None:
         if not sent:
