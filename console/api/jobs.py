@@ -12,6 +12,8 @@ from console.api.errors import ErrorSerializer, refused
 from console.api.keyset import NewestFirstPagination
 from console.models import Job
 from console.services.jobs import (
+    MAX_CANARY_WAIT_SECONDS,
+    MAX_CONCURRENCY,
     JobError,
     do_cancel_job,
     do_letters_job,
@@ -32,7 +34,8 @@ class JobSerializer(serializers.ModelSerializer):
         model = Job
         fields = [
             "id", "kind", "status", "actor", "reason", "ticket", "place", "target", "selection",
-            "expected", "rate_limit", "total", "done", "failed", "skipped", "returned", "percent",
+            "expected", "rate_limit", "concurrency", "canary_size", "canary_wait_seconds", "return_threshold",
+            "watch", "pause_reason", "total", "done", "failed", "skipped", "returned", "percent",
             "cursor", "cancel_requested", "pause_requested", "log", "error",
             "created_at", "started_at", "finished_at", "heartbeat_at",
         ]
@@ -65,7 +68,20 @@ class JobCreateSerializer(SelectionSerializer):
                                    help_text="Destination queue; only and always for a move")
     ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
     rate_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                          help_text="Letters per second")
+                                          help_text="Letters per second (replay and move)")
+    concurrency = serializers.IntegerField(required=False, default=1, min_value=1, max_value=MAX_CONCURRENCY,
+                                           help_text="Connections per broker publishing at once (replay and "
+                                                     "move); above 1, order across them is not kept")
+    canary_size = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1,
+        help_text="Replay this many letters first, wait, and go on only if few came back")
+    canary_wait_seconds = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=MAX_CANARY_WAIT_SECONDS,
+        help_text="How long to watch for returns after the canary (default 30)")
+    return_threshold = serializers.FloatField(
+        required=False, allow_null=True, min_value=0, max_value=100,
+        help_text="Percent of replayed letters coming back above which the job pauses itself "
+                  "(default 5 with a canary)")
 
 
 class OriginCountSerializer(serializers.Serializer):
@@ -104,7 +120,9 @@ class JobList(generics.ListAPIView):
             job = do_letters_job(
                 data["action"], actor=request.user, reason=data["reason"], ids=data.get("letters"),
                 filter=data.get("filter"), target=data["target"], ticket=data["ticket"],
-                rate_limit=data.get("rate_limit"),
+                rate_limit=data.get("rate_limit"), concurrency=data["concurrency"],
+                canary_size=data.get("canary_size"), canary_wait_seconds=data.get("canary_wait_seconds"),
+                return_threshold=data.get("return_threshold"),
             )
         except JobError as exc:
             return refused(exc)

@@ -71,12 +71,18 @@ def do_letters_job(
     rate_limit: int | None = None,
     selection: dict[str, Any] | None = None,
     place: DeadPlace | None = None,
+    concurrency: int = 1,
+    canary_size: int | None = None,
+    canary_wait_seconds: int | None = None,
+    return_threshold: float | None = None,
 ) -> Job:
     """A replay, move, purge or mark-failed job on a frozen set of letters.
 
     The letters are ``ids``, a ``filter`` frozen now, or a ``selection`` frozen earlier by
     :func:`preview` (what the operator saw, never widened by letters that arrived since).
     ``place`` only labels the job when all its letters come from one dead place.
+    A replay or move may be paced (:func:`checked_pace`): a rate limit, how many connections
+    publish at once, and a canary and return threshold (console.jobs.returns).
     """
     if kind not in (Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED):
         raise JobError(f"unknown action {kind!r}")
@@ -86,8 +92,8 @@ def do_letters_job(
         raise JobError("a move needs a target queue")
     if kind != Job.Kind.MOVE and target:
         raise JobError("only a move takes a target")
-    if rate_limit is not None and rate_limit < 1:
-        raise JobError("rate_limit must be at least 1 letter per second")
+    pace = checked_pace(kind, rate_limit=rate_limit, concurrency=concurrency, canary_size=canary_size,
+                        canary_wait_seconds=canary_wait_seconds, return_threshold=return_threshold)
     try:
         if selection is not None:
             if ids is not None or filter is not None:
@@ -108,16 +114,46 @@ def do_letters_job(
             raise JobError("a move takes letters from one broker at a time")
     job = Job.objects.create(
         kind=kind, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason, ticket=ticket,
-        target=target, selection=selection, expected=count, total=count, rate_limit=rate_limit, place=place,
+        target=target, selection=selection, expected=count, total=count, place=place, **pace,
     )
     audit.record(
         "job.requested", actor=actor, reason=reason, ticket=ticket, job=job, target=target,
         letter_ids=selection.get("ids", []), count=count,
-        details={"kind": kind, "filter": selection.get("filter"), "max_id": selection.get("max_id"),
-                 "rate_limit": rate_limit},
+        details={"kind": kind, "filter": selection.get("filter"), "max_id": selection.get("max_id"), **pace},
     )
     _enqueue_or_hold(job, actor=actor)
     return job
+
+
+#: Bounds of a job's pace; beyond them a setting is refused, not silently clipped.
+MAX_CONCURRENCY = 16
+MAX_CANARY_WAIT_SECONDS = 3600
+
+
+def checked_pace(kind: str, *, rate_limit: int | None = None, concurrency: int = 1, canary_size: int | None = None,
+                 canary_wait_seconds: int | None = None, return_threshold: float | None = None) -> dict[str, Any]:
+    """The pace settings of a job as Job fields, or JobError saying which one is wrong."""
+    publishes = kind in (Job.Kind.REPLAY, Job.Kind.MOVE)
+    watched = canary_size is not None or canary_wait_seconds is not None or return_threshold is not None
+    if not publishes and (rate_limit is not None or concurrency != 1 or watched):
+        raise JobError("only a replay or a move takes a rate limit, a concurrency, a canary or a return threshold")
+    if rate_limit is not None and rate_limit < 1:
+        raise JobError("rate_limit must be at least 1 letter per second")
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise JobError(f"concurrency must be between 1 and {MAX_CONCURRENCY} connections")
+    if canary_size is not None and canary_size < 1:
+        raise JobError("canary_size must be at least 1 letter")
+    if canary_wait_seconds is not None and not 0 <= canary_wait_seconds <= MAX_CANARY_WAIT_SECONDS:
+        raise JobError(f"canary_wait_seconds must be between 0 and {MAX_CANARY_WAIT_SECONDS}")
+    if canary_wait_seconds is not None and canary_size is None:
+        raise JobError("canary_wait_seconds needs a canary_size")
+    if return_threshold is not None and not 0 <= return_threshold <= 100:
+        raise JobError("return_threshold is a percentage, between 0 and 100")
+    pace: dict[str, Any] = {"rate_limit": rate_limit, "concurrency": concurrency, "canary_size": canary_size,
+                            "return_threshold": return_threshold}
+    if canary_wait_seconds is not None:
+        pace["canary_wait_seconds"] = canary_wait_seconds
+    return pace
 
 
 def _enqueue_or_hold(job: Job, *, actor: Actor) -> None:
@@ -128,10 +164,11 @@ def _enqueue_or_hold(job: Job, *, actor: Actor) -> None:
         enqueue(job)
 
 
-def do_replay(*, actor: Actor, reason: str, ids=None, filter=None, ticket: str = "", rate_limit=None) -> Job:
-    """Replay letters to the subscription each one died in."""
+def do_replay(*, actor: Actor, reason: str, ids=None, filter=None, ticket: str = "", rate_limit=None,
+              **pace) -> Job:
+    """Replay letters to the subscription each one died in (``pace``: see :func:`checked_pace`)."""
     return do_letters_job(Job.Kind.REPLAY, actor=actor, reason=reason, ids=ids, filter=filter,
-                          ticket=ticket, rate_limit=rate_limit)
+                          ticket=ticket, rate_limit=rate_limit, **pace)
 
 
 def do_move(*, target: str, actor: Actor, reason: str, ids=None, filter=None, ticket: str = "",

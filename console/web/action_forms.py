@@ -15,7 +15,7 @@ from django import forms
 
 from console.models import Job
 from console.services.edit import tagged_headers
-from console.services.jobs import JobError
+from console.services.jobs import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY, JobError
 from console.web.display import BODY_PAGE_LIMIT
 
 ACTION_LABELS = {
@@ -65,10 +65,25 @@ class ConfirmForm(forms.Form):
                              error_messages={"required": "A reason is required: it goes into the audit."})
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
     typed_name = forms.CharField(required=False, max_length=500, strip=False, label="Type the place's name")
+    # The pace of a replay or move (console.services.jobs.checked_pace).
+    rate_limit = forms.IntegerField(required=False, min_value=1, label="Rate limit (letters per second, optional)")
+    concurrency = forms.IntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY, initial=1,
+                                     label="Connections publishing at once")
+    canary_size = forms.IntegerField(required=False, min_value=1,
+                                     label="Canary: replay this many first, then wait (optional)")
+    canary_wait_seconds = forms.IntegerField(required=False, min_value=0, max_value=MAX_CANARY_WAIT_SECONDS,
+                                             label="Canary wait (seconds, default 30)")
+    return_threshold = forms.FloatField(required=False, min_value=0, max_value=100,
+                                        label="Pause when more than this % come back (default 5 with a canary)")
 
-    def __init__(self, *args, purge_name: str | None = None, **kwargs) -> None:
+    PACE = ("rate_limit", "concurrency", "canary_size", "canary_wait_seconds", "return_threshold")
+
+    def __init__(self, *args, purge_name: str | None = None, publishes: bool = False, **kwargs) -> None:
         kwargs.setdefault("auto_id", "confirm_%s")
         super().__init__(*args, **kwargs)
+        if not publishes:
+            for name in self.PACE:
+                del self.fields[name]
         self.purge_name = purge_name
         if purge_name is None:
             del self.fields["typed_name"]
@@ -81,6 +96,13 @@ class ConfirmForm(forms.Form):
             first = "typed_name" if purge_name is not None else ("reason" if not self.initial.get("reason") else None)
         if first:
             self.fields[first].widget.attrs["autofocus"] = True
+
+    def pace(self) -> dict:
+        """The pace fields given, as keyword arguments of do_letters_job."""
+        given = {name: self.cleaned_data.get(name) for name in self.PACE if name in self.fields}
+        if "concurrency" in given:
+            given["concurrency"] = given["concurrency"] or 1
+        return {name: value for name, value in given.items() if value is not None}
 
     def clean_typed_name(self) -> str:
         typed = self.cleaned_data.get("typed_name", "")

@@ -39,6 +39,9 @@ TOKEN_SALT = "dlo.web.bulk-action"
 SAMPLE_SIZE = 10
 
 
+PUBLISHING = (Job.Kind.REPLAY, Job.Kind.MOVE)
+
+
 def offered_actions(place: DeadPlace, user=None) -> list[str]:
     """The bulk actions the place's adapter supports (and ``user``'s role allows, when given),
     in the order the form lists them."""
@@ -112,7 +115,8 @@ def action_preview(request, place_id: int):
         return redirect(back)
     token = _sign(request, place, data["action"], data["target"], selection)
     confirm = ConfirmForm(initial={"token": token, "reason": data["reason"], "ticket": data["ticket"]},
-                          purge_name=place.name if data["action"] == Job.Kind.PURGE else None)
+                          purge_name=place.name if data["action"] == Job.Kind.PURGE else None,
+                          publishes=data["action"] in PUBLISHING)
     return _render_preview(request, place, data["action"], data["target"], selection, confirm, token)
 
 
@@ -130,12 +134,13 @@ def action_confirm(request):
     if action not in offered_actions(place):
         messages.error(request, f"{place.broker.kind} cannot {ACTION_LABELS.get(action, action).lower()}.")
         return redirect("place", place.pk)
-    form = ConfirmForm(request.POST, purge_name=place.name if action == Job.Kind.PURGE else None)
+    form = ConfirmForm(request.POST, purge_name=place.name if action == Job.Kind.PURGE else None,
+                       publishes=action in PUBLISHING)
     if form.is_valid():
         try:
             job = do_letters_job(
                 action, actor=request.user, reason=form.cleaned_data["reason"], ticket=form.cleaned_data["ticket"],
-                target=target, selection=selection, place=place,
+                target=target, selection=selection, place=place, **form.pace(),
             )
         except JobError as exc:
             form.add_error(None, str(exc))
@@ -183,7 +188,7 @@ def _render_preview(request, place, action, target, selection, confirm, token):
         "form": confirm,
         "token": token,
         "back": _back_to_place(place, selection.get("filter", {})),
-        "publishes": action in (Job.Kind.REPLAY, Job.Kind.MOVE),
+        "publishes": action in PUBLISHING,
     }
     return render(request, "web/preview.html", context)
 
