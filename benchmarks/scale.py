@@ -12,10 +12,11 @@ big place, the p50 of the same request on the small place and their ratio, and t
 resident memory of the process while the big place's requests ran (VmHWM, reset through
 /proc/self/clear_refs before each line) with how much it rose over the memory held before.
 
-The jobs are made through ``POST /api/jobs/`` (mark_failed, a filter: select all matching);
-they wait for approval (over DLO_APPROVAL_THRESHOLD letters) and Celery is pointed at
-``memory://``, so none of them runs: the letters stay held, and each run leaves its jobs
-awaiting approval until they expire. The targets of issue 6 are printed beside the figures.
+The jobs are made through ``POST /api/jobs/`` (mark_failed, a filter: select all matching).
+None of them runs: Celery is pointed at ``memory://``, most wait for approval (over
+DLO_APPROVAL_THRESHOLD letters), and the run cancels every job it made at the end (audited),
+so the letters stay held for the next run. The targets of issue 6 are printed beside the
+figures.
 """
 
 from __future__ import annotations
@@ -162,6 +163,9 @@ def main() -> None:
     small = seeded_place(broker, "small.dlq", args.baseline)
     vacuum_analyze()
     client = signed_in_client()
+    from console.models import Job
+
+    before = Job.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
     print(f"\n{args.letters:,} letters vs {args.baseline:,}; {args.repeat} requests each after one warm-up; "
           f"times in ms; peak RSS of this process while the big place's requests ran\n")
@@ -175,6 +179,16 @@ def main() -> None:
         peak = f"{m['peak']:6.0f} MiB {m['rise']:+5.0f}" if m["peak"] else "     n/a"
         print(f"{case.label:44s} {m['p50']:7.1f} {m['p95']:7.1f}  {m['base50']:12.1f} {m['p50'] / m['base50']:6.2f}  "
               f"{peak}  {verdict}", flush=True)
+    cancel_jobs_after(before)
+
+
+def cancel_jobs_after(job_id: int) -> None:
+    """Cancel the jobs this run made (ids above ``job_id``), so no worker ever runs them."""
+    from console.models import Job
+    from console.services.jobs import do_cancel_job
+
+    for job in Job.objects.filter(id__gt=job_id).exclude(status__in=Job.FINISHED):
+        do_cancel_job(job, actor="cli:bench-scale", reason="benchmark job, never meant to run")
 
 
 if __name__ == "__main__":
