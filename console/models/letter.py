@@ -17,8 +17,9 @@ class LetterState(models.TextChoices):
 
 
 class EscapedBody(Func):
-    """The body as text: PostgreSQL's ``encode(body, 'escape')``, which keeps printable bytes,
-    doubles backslashes and writes NUL and bytes over 0x7F as ``\\nnn`` (octal).
+    """The body as text: PostgreSQL's ``encode(body, 'escape')``, which keeps bytes 0x01 to
+    0x7F as they are, doubles backslashes, and writes NUL and bytes over 0x7F as ``\\nnn``
+    (octal).
 
     Bodies are bytes, which a trigram index cannot read; this immutable view of them can, so
     a body-text search narrows to the letters holding every trigram of the needle
