@@ -156,30 +156,30 @@ def main() -> None:
     args = parser.parse_args()
     setup_django(example="dlo_bench1m")
 
-    from console.models import Broker
+    from console.models import Broker, Job
 
     broker, _ = Broker.objects.get_or_create(name="bench", defaults={"kind": "memory", "url": "memory://bench"})
     big = seeded_place(broker, "orders.dlq", args.letters)
     small = seeded_place(broker, "small.dlq", args.baseline)
     vacuum_analyze()
     client = signed_in_client()
-    from console.models import Job
-
     before = Job.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
     print(f"\n{args.letters:,} letters vs {args.baseline:,}; {args.repeat} requests each after one warm-up; "
           f"times in ms; peak RSS of this process while the big place's requests ran\n")
     print(f"{'request':44s} {'p50':>7s} {'p95':>7s}  {'baseline p50':>12s} {'ratio':>6s}  "
           f"{'peak RSS':>9s} {'rise':>6s}  target (p95)")
-    for case in cases(big, small):
-        m = measure(client, case, big, small, args.repeat)
-        verdict = ""
-        if case.target_ms:
-            verdict = f"< {case.target_ms} ms: {'met' if m['p95'] < case.target_ms else 'NOT met'}"
-        peak = f"{m['peak']:6.0f} MiB {m['rise']:+5.0f}" if m["peak"] else "     n/a"
-        print(f"{case.label:44s} {m['p50']:7.1f} {m['p95']:7.1f}  {m['base50']:12.1f} {m['p50'] / m['base50']:6.2f}  "
-              f"{peak}  {verdict}", flush=True)
-    cancel_jobs_after(before)
+    try:
+        for case in cases(big, small):
+            m = measure(client, case, big, small, args.repeat)
+            verdict = ""
+            if case.target_ms:
+                verdict = f"< {case.target_ms} ms: {'met' if m['p95'] < case.target_ms else 'NOT met'}"
+            peak = f"{m['peak']:6.0f} MiB {m['rise']:+5.0f}" if m["peak"] else "     n/a"
+            print(f"{case.label:44s} {m['p50']:7.1f} {m['p95']:7.1f}  {m['base50']:12.1f} "
+                  f"{m['p50'] / m['base50']:6.2f}  {peak}  {verdict}", flush=True)
+    finally:
+        cancel_jobs_after(before)
 
 
 def cancel_jobs_after(job_id: int) -> None:
