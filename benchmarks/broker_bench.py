@@ -1,6 +1,6 @@
 """What replay_vs_shovel.py and capture_vs_shovel.py share: Django set-up, a small RabbitMQ
 client of their own (publishing with confirms, exact queue depths, the dynamic shovel), the
-console's broker and dead place for a run, and the peak resident memory of a stretch of work.
+console's broker and dead place for a run, and a job run with its time and peak memory.
 
 The broker is a real RabbitMQ: ``BENCH_AMQP_URL`` (default amqp://guest:guest@127.0.0.1:5672/%2F)
 and ``BENCH_MANAGEMENT_URL`` (default http://guest:guest@127.0.0.1:15672), with the shovel
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import resource
 import sys
 import threading
 import time
@@ -45,56 +44,10 @@ def start(doc: str):
 
 
 def setup_django() -> None:
-    """Settings for a script (as benchmarks/pages.py), then create and migrate DATABASE_URL."""
-    os.environ.setdefault("DEBUG", "false")
-    # Jobs are run here, in this process, by console.jobs.runner.run_job; what the services
-    # hand to Celery on commit goes to an in-memory transport that nobody reads (not to the
-    # filesystem queue a worker of `make run` would pick up).
-    os.environ.setdefault("CELERY_BROKER_URL", "memory://")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    from benchmarks.pages import _create_database  # also sets SECRET_KEY etc. when missing
+    """Create and migrate DATABASE_URL, Django set up for a script (benchmarks.harness)."""
+    from benchmarks.harness import setup_django as setup
 
-    url = os.environ.get("DATABASE_URL")
-    if not url:
-        sys.exit("Set DATABASE_URL to a database the benchmark may fill, e.g. "
-                 "postgres://postgres@127.0.0.1:5432/dlo_bench6")
-    _create_database(url)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-
-
-# -- memory --------------------------------------------------------------------------------------
-
-def reset_peak_rss() -> bool:
-    """Reset the kernel's high-water mark of resident memory (VmHWM), so the next reading is
-    the peak of what follows. Linux only; False if it cannot be reset."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def peak_rss_mib() -> float:
-    """The process's peak resident memory since the last reset (VmHWM), in MiB."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return lifetime_peak_rss_mib()
-
-
-def lifetime_peak_rss_mib() -> float:
-    """getrusage's ru_maxrss: the peak over the whole process (KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    setup(example="dlo_bench6")
 
 
 # -- RabbitMQ, apart from the console ------------------------------------------------------------
@@ -283,6 +236,7 @@ def approve_if_waiting(job):
 
 def run_measured(job_id: int) -> dict:
     """console.jobs.runner.run_job in this process: wall time and peak resident memory."""
+    from benchmarks.harness import lifetime_peak_rss_mib, peak_rss_mib, reset_peak_rss
     from console.jobs.runner import run_job
 
     reset = reset_peak_rss()

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
+from django.db.models import F, Func, TextField, Value
 
 
 class LetterState(models.TextChoices):
@@ -13,6 +14,23 @@ class LetterState(models.TextChoices):
     REPLAYED = "replayed"
     FAILED = "failed"
     PURGED = "purged"
+
+
+class EscapedBody(Func):
+    """The body as text: PostgreSQL's ``encode(body, 'escape')``, which keeps bytes 0x01 to
+    0x7F as they are, doubles backslashes, and writes NUL and bytes over 0x7F as ``\\nnn``
+    (octal).
+
+    Bodies are bytes, which a trigram index cannot read; this immutable view of them can, so
+    a body-text search narrows to the letters holding every trigram of the needle
+    (console.services.selection) instead of reading every body.
+    """
+
+    function = "encode"
+    output_field = TextField()
+
+    def __init__(self) -> None:
+        super().__init__(F("body"), Value("escape"))
 
 
 class DeadLetter(models.Model):
@@ -78,6 +96,10 @@ class DeadLetter(models.Model):
             models.Index(fields=["origin_queue"], name="letter_origin_queue"),
             models.Index(fields=["fingerprint"], name="letter_fingerprint"),
             models.Index(fields=["place", "state", "id"]),
+            # A place's letters in id order (the letters list, keyset pages), whatever their
+            # state: without it a small place beside a big one is found by walking the whole
+            # primary key.
+            models.Index(fields=["place", "id"], name="letter_place_id"),
             models.Index(fields=["place", "custody_key"]),
             models.Index(fields=["replay_id"], condition=~models.Q(replay_id=""), name="letter_replay_id"),
             GinIndex(fields=["headers"], name="letter_headers_gin", opclasses=["jsonb_path_ops"]),
@@ -85,6 +107,8 @@ class DeadLetter(models.Model):
             # fingerprint within a place and state, no heap visits once vacuumed.
             models.Index(fields=["place", "state", "fingerprint"], include=["captured_at", "origin_queue", "id"],
                          name="letter_groups"),
+            # Body text search (pg_trgm): the letters whose body may hold the needle.
+            GinIndex(OpClass(EscapedBody(), name="gin_trgm_ops"), name="letter_body_trgm"),
         ]
 
     def __str__(self) -> str:

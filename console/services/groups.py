@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.contrib.postgres.aggregates import ArrayAgg
+from django.db import connection
 from django.db.models import Count, Max, Min
 from django.db.models.functions import TruncDay
 from django.utils import timezone
@@ -43,21 +43,33 @@ def failure_groups(params: dict[str, Any], *, limit: int = 100) -> list[FailureG
 
     Letters without a fingerprint form the group ``""``. The sample is the group's oldest
     letter (lowest id), read in one more query for all groups at once.
+
+    One query in two steps: the letters are first counted per fingerprint, origin and place (a
+    hash aggregate PostgreSQL can share among workers, reading only the ``letter_groups``
+    index), then those few rows are folded per fingerprint. Distinct aggregates straight over
+    the letters sorted each group's letters instead: 0.4 s against 0.15 s for a place of
+    1,000,000 (benchmarks/scale.py).
     """
-    rows = list(
+    parts = (
         filter_letters(params)
         .order_by()
-        .values("fingerprint")
-        .annotate(
-            count=Count("id"),
-            first_seen=Min("captured_at"),
-            last_seen=Max("captured_at"),
-            origins=ArrayAgg("origin_queue", distinct=True),
-            places=ArrayAgg("place_id", distinct=True),
-            sample_id=Min("id"),
-        )
-        .order_by("-count", "fingerprint")[:limit]
+        .values("fingerprint", "origin_queue", "place_id")
+        .annotate(letters=Count("id"), first_seen=Min("captured_at"), last_seen=Max("captured_at"),
+                  sample_id=Min("id"))
     )
+    sql, sql_params = parts.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT fingerprint, sum(letters)::bigint AS count, min(first_seen), max(last_seen),
+                       array_agg(DISTINCT origin_queue), array_agg(DISTINCT place_id), min(sample_id)
+                FROM ({sql}) AS parts
+                GROUP BY fingerprint
+                ORDER BY count DESC, fingerprint
+                LIMIT %s""",
+            [*sql_params, limit],
+        )
+        columns = ("fingerprint", "count", "first_seen", "last_seen", "origins", "places", "sample_id")
+        rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
     samples = {
         s["id"]: s
         for s in DeadLetter.objects.filter(id__in=[r["sample_id"] for r in rows]).values(
@@ -99,7 +111,8 @@ def daily_counts(
         .annotate(day=TruncDay("captured_at"))
         .values("fingerprint", "day")
         .annotate(count=Count("id"))
-        .order_by("day")
+        # No ORDER BY: sorting the letters by day spilled to disk at 1,000,000 letters, and
+        # the rows land in a dict anyway (hash aggregate: 0.24 s -> 0.14 s, scale.py).
     )
     found: dict[tuple[str, datetime], int] = {(r["fingerprint"], r["day"]): r["count"] for r in rows}
     if not found:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from console.access.scope import OutOfScope, guard_job, guard_place
 from console.models import DeadPlace, Job
@@ -206,18 +207,12 @@ def preview_frozen(selection: dict[str, Any], *, sample: int = 5) -> dict:
     ``sample`` holds the ids of the first few letters; ``arrived_since`` counts matching
     letters newer than the frozen selection, which a job on it leaves alone.
     """
-    from django.db.models import Count
-
     try:
         selection = _checked_frozen(selection)
         letters = resolve(selection)
     except SelectionError as exc:
         raise JobError(str(exc)) from None
-    count = letters.count()
-    by_origin = list(
-        letters.values("broker__name", "origin_queue").annotate(count=Count("id"))
-        .order_by("-count", "broker__name", "origin_queue")[:PREVIEW_ORIGINS]
-    )
+    by_origin, count = origin_counts(letters, limit=PREVIEW_ORIGINS)
     return {
         "selection": selection,
         "count": count,
@@ -226,6 +221,40 @@ def preview_frozen(selection: dict[str, Any], *, sample: int = 5) -> dict:
         "sample": list(letters.order_by("id").values_list("id", flat=True)[:sample]),
         "arrived_since": arrived_since(selection),
     }
+
+
+def origin_counts(letters: QuerySet, *, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The ``limit`` largest (broker, origin queue) pairs among ``letters`` with their counts
+    (keys ``broker__name``, ``origin_queue``, ``count``; most first), and the count of all
+    ``letters``, in one pass over them.
+
+    The letters are counted per place and origin first, which PostgreSQL answers from the
+    ``letter_groups`` index alone; the places are then joined to their brokers. Joining the
+    brokers to the letters themselves read the whole table: 0.4 s for a place of 1,000,000
+    letters, against about 0.1 s (benchmarks/scale.py).
+    """
+    from django.db import connection
+    from django.db.models import Count
+
+    from console.models import Broker
+
+    per_place = letters.order_by().values("place_id", "origin_queue").annotate(letters=Count("id"))
+    sql, params = per_place.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT broker.name, parts.origin_queue, sum(parts.letters)::bigint AS count,
+                       (sum(sum(parts.letters)) OVER ())::bigint AS total
+                FROM ({sql}) AS parts
+                JOIN {DeadPlace._meta.db_table} AS place ON place.id = parts.place_id
+                JOIN {Broker._meta.db_table} AS broker ON broker.id = place.broker_id
+                GROUP BY broker.name, parts.origin_queue
+                ORDER BY count DESC, broker.name, parts.origin_queue
+                LIMIT %s""",
+            [*params, limit],
+        )
+        rows = cursor.fetchall()
+    by_origin = [{"broker__name": broker, "origin_queue": origin, "count": count} for broker, origin, count, _ in rows]
+    return by_origin, rows[0][3] if rows else 0
 
 
 def _checked_frozen(selection: dict[str, Any]) -> dict[str, Any]:

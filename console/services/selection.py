@@ -15,6 +15,7 @@ from django.db.models import BinaryField, F, Func, IntegerField, Q, QuerySet, Va
 from django.utils.dateparse import parse_datetime
 
 from console.models import DeadLetter
+from console.models.letter import EscapedBody
 
 FILTER_KEYS = (
     "place", "broker", "state", "origin", "reason", "exception", "fingerprint",
@@ -31,6 +32,13 @@ class BytesPosition(Func):
 
     def __init__(self, needle: bytes) -> None:
         super().__init__(Value(needle, output_field=BinaryField()), F("body"))
+
+
+def escaped(needle: bytes) -> str:
+    """``needle`` as PostgreSQL's ``encode(needle, 'escape')`` writes it (see EscapedBody)."""
+    return "".join(
+        "\\\\" if byte == 0x5C else chr(byte) if 0 < byte < 0x80 else f"\\{byte:03o}" for byte in needle
+    )
 
 
 class SelectionError(ValueError):
@@ -97,7 +105,14 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
     elif "header_value" in f:
         raise SelectionError("header_value needs header (the header's name)")
     if "q" in f:
-        qs = qs.alias(body_match=BytesPosition(f["q"].encode("utf-8"))).filter(body_match__gt=0)
+        needle = f["q"].encode("utf-8")
+        # The escaped body holding the escaped needle follows from the body holding the needle,
+        # and lets PostgreSQL narrow the search with the trigram index on the escaped body
+        # (letter_body_trgm) instead of reading every body; position() then decides exactly
+        # (an escaped needle can also match across other bytes' escapes: "200" in "\\200").
+        qs = qs.alias(body_text=EscapedBody(), body_match=BytesPosition(needle)).filter(
+            body_text__contains=escaped(needle), body_match__gt=0
+        )
     if "since" in f:
         qs = qs.filter(captured_at__gte=_datetime(f["since"], "since"))
     if "until" in f:

@@ -116,6 +116,39 @@ def test_preview_counts_what_a_job_would_touch(api, capture):
     assert (by_ids["count"], by_ids["sample"]) == (1, ids[:1])
 
 
+def test_preview_counts_by_broker_and_origin_across_places(api, capture, monkeypatch):
+    from console.brokers.memory.adapter import MemoryBroker
+    from console.services import jobs
+    from console.services.brokers import do_add_broker
+
+    capture([dead_message("o1"), dead_message("o2")])
+    capture([dead_message("i1", origin="invoices")], origin="invoices")
+    MemoryBroker.instances.pop("other", None)
+    other = MemoryBroker.named("other")
+    broker = do_add_broker(actor="tests", name="other", kind="memory", url="memory://other")
+    other.queue("orders")
+    other.queue("orders.dlq").extend([dead_message("p1"), dead_message("p2"), dead_message("p3")])
+    (place,) = [p for p in api.post(f"/api/brokers/{broker.pk}/discover/").json() if p["name"] == "orders.dlq"]
+    capture_job = api.post(f"/api/places/{place['id']}/capture/", {"reason": "triage"}, format="json").json()
+    assert run_job(capture_job["id"]) == "succeeded"
+
+    preview = api.post("/api/jobs/preview/", {"filter": {"state": "held"}}, format="json").json()
+    assert preview["count"] == 6
+    assert preview["by_origin"] == [
+        {"broker": "other", "origin_queue": "orders", "count": 3},
+        {"broker": "mem", "origin_queue": "orders", "count": 2},
+        {"broker": "mem", "origin_queue": "invoices", "count": 1},
+    ]
+    # Only the largest origins are listed; the rest are counted together.
+    monkeypatch.setattr(jobs, "PREVIEW_ORIGINS", 1)
+    summary = jobs.preview(filter={"state": "held"})
+    assert (summary["count"], summary["other_origins"]) == (6, 3)
+    assert [row["broker__name"] for row in summary["by_origin"]] == ["other"]
+    nothing = jobs.preview(filter={"state": "failed"})
+    assert (nothing["count"], nothing["by_origin"], nothing["other_origins"]) == (0, [], 0)
+    MemoryBroker.instances.pop("other", None)
+
+
 def test_a_queued_job_can_be_paused_resumed_and_cancelled(api, capture):
     ids = capture([dead_message("a")])
     job = start(api, action="mark_failed", letters=ids, reason="x")

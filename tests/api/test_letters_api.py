@@ -41,6 +41,36 @@ def test_filters_by_origin_state_reason_header_and_body_text(api, capture, opera
     assert ids_of(api.get("/api/letters/", {"q": "needle-in-body"})) == [orders[1]]
 
 
+def test_body_text_is_found_byte_for_byte_in_any_body(api, capture):
+    # The search narrows through a trigram index on the body as escaped text (backslashes
+    # doubled, NUL and bytes over 0x7F as \nnn); what it finds must still be exactly the
+    # bodies holding the text's UTF-8 bytes.
+    plain, accented, backslashed, binary, percent = capture([
+        dead_message("no match here"),
+        dead_message("Zoë ordered a crème brûlée"),
+        dead_message(b'{"path": "C:\\orders\\2026"}'),
+        dead_message(b"\x00\x80\xff binary \x00"),
+        dead_message("100% of 5_000"),
+    ])
+
+    def found(text: str) -> list[int]:
+        return ids_of(api.get("/api/letters/", {"q": text}))
+
+    assert found("crème brûlée") == [accented]
+    assert found("Zoë") == [accented]
+    assert found("\\orders\\") == [backslashed]
+    assert found(":\\") == [backslashed]
+    assert found("binary") == [binary]
+    # "\200" is how the escaped text writes the byte 0x80; only the body's own bytes count.
+    assert found("200") == []
+    assert found("\\200") == []
+    assert found("% of 5_") == [percent]
+    assert found("%") == [percent]
+    assert found("_") == [percent]
+    assert found("ë") == [accented]
+    assert found("no match") == [plain]
+
+
 def test_a_filter_it_cannot_read_is_refused_with_the_reason(api, capture):
     capture([dead_message("x")])
     response = api.get("/api/letters/", {"since": "last tuesday"})

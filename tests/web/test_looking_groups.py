@@ -58,3 +58,20 @@ def test_the_state_choice_narrows_the_groups(signed_in, letters, place):
     held = signed_in.get(reverse("place-groups", args=[place.pk])).content.decode()
     anystate = signed_in.get(reverse("place-groups", args=[place.pk]), {"state": "any"}).content.decode()
     assert "TimeoutError" not in held and "TimeoutError" in anystate
+
+
+def test_a_group_across_places_adds_them_up(letters, place, memory_broker):
+    # The same failure from the same origin, dead-lettered into a second place too.
+    other = memory_place(memory_broker, origin="payments")
+    moved = store_letter(other, origin="orders", exception_type="KeyError", exception_message="'customer_7'")
+    members = [letter for letter in letters if (letter.origin_queue, letter.exception_type) == ("orders", "KeyError")]
+    members.append(moved)
+    group = next(g for g in failure_groups({}) if g.fingerprint == moved.fingerprint)
+    assert group.count == len(members) == 5
+    assert (group.origins, group.more_origins) == (["orders"], 0)
+    assert group.places == sorted([place.pk, other.pk])
+    assert group.sample_id == min(letter.pk for letter in members)
+    captured = [letter.captured_at for letter in members]
+    assert (group.first_seen, group.last_seen) == (min(captured), max(captured))
+    in_other = {g.fingerprint: (g.count, g.places) for g in failure_groups({"place": other.pk})}
+    assert in_other[moved.fingerprint] == (1, [other.pk])
