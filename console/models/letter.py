@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from django.contrib.postgres.indexes import GinIndex, OpClass
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models import F, Func, TextField, Value
 
 
 class LetterState(models.TextChoices):
@@ -14,23 +13,6 @@ class LetterState(models.TextChoices):
     REPLAYED = "replayed"
     FAILED = "failed"
     PURGED = "purged"
-
-
-class EscapedBody(Func):
-    """The body as text: PostgreSQL's ``encode(body, 'escape')``, which keeps bytes 0x01 to
-    0x7F as they are, doubles backslashes, and writes NUL and bytes over 0x7F as ``\\nnn``
-    (octal).
-
-    Bodies are bytes, which a trigram index cannot read; this immutable view of them can, so
-    a body-text search narrows to the letters holding every trigram of the needle
-    (console.services.selection) instead of reading every body.
-    """
-
-    function = "encode"
-    output_field = TextField()
-
-    def __init__(self) -> None:
-        super().__init__(F("body"), Value("escape"))
 
 
 class DeadLetter(models.Model):
@@ -107,8 +89,6 @@ class DeadLetter(models.Model):
             # fingerprint within a place and state, no heap visits once vacuumed.
             models.Index(fields=["place", "state", "fingerprint"], include=["captured_at", "origin_queue", "id"],
                          name="letter_groups"),
-            # Body text search (pg_trgm): the letters whose body may hold the needle.
-            GinIndex(OpClass(EscapedBody(), name="gin_trgm_ops"), name="letter_body_trgm"),
         ]
 
     def __str__(self) -> str:
@@ -128,3 +108,24 @@ class PendingAck(models.Model):
 
     letter = models.OneToOneField(DeadLetter, primary_key=True, on_delete=models.CASCADE,
                                   related_name="pending_ack")
+
+
+class LetterText(models.Model):
+    """A letter's body as text (PostgreSQL's ``encode(body, 'escape')``, which keeps bytes 0x01
+    to 0x7F as they are, doubles backslashes, and writes NUL and bytes over 0x7F as ``\\nnn``
+    in octal), for body-text search: a trigram index on it finds
+    the letters that may hold a needle.
+
+    It lives beside the letter, not on it, because a letter row is rewritten at every change of
+    state (replaying, replayed, failed): an index on the letter's own body would be rewritten
+    with it, about a thousand trigrams a letter, which made each state change seven to ten
+    times dearer. Triggers on the letters table (migration 0014) write it when a letter is
+    inserted, by any path, COPY included, and when its body changes (edit, purge); nothing
+    else writes it.
+    """
+
+    letter = models.OneToOneField(DeadLetter, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    text = models.TextField()
+
+    class Meta:
+        indexes = [GinIndex(fields=["text"], opclasses=["gin_trgm_ops"], name="letter_text_trgm")]

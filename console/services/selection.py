@@ -11,11 +11,11 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 from typing import Any
 
-from django.db.models import BinaryField, F, Func, IntegerField, Q, QuerySet, Value
+from django.db.models import BinaryField, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Value
 from django.utils.dateparse import parse_datetime
 
 from console.models import DeadLetter
-from console.models.letter import EscapedBody
+from console.models.letter import LetterText
 
 FILTER_KEYS = (
     "place", "broker", "state", "origin", "reason", "exception", "fingerprint",
@@ -35,7 +35,7 @@ class BytesPosition(Func):
 
 
 def escaped(needle: bytes) -> str:
-    """``needle`` as PostgreSQL's ``encode(needle, 'escape')`` writes it (see EscapedBody)."""
+    """``needle`` as PostgreSQL's ``encode(needle, 'escape')`` writes it (see LetterText)."""
     return "".join(
         "\\\\" if byte == 0x5C else chr(byte) if 0 < byte < 0x80 else f"\\{byte:03o}" for byte in needle
     )
@@ -107,12 +107,11 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
     if "q" in f:
         needle = f["q"].encode("utf-8")
         # The escaped body holding the escaped needle follows from the body holding the needle,
-        # and lets PostgreSQL narrow the search with the trigram index on the escaped body
-        # (letter_body_trgm) instead of reading every body; position() then decides exactly
+        # and lets PostgreSQL narrow the search with the trigram index on the escaped bodies
+        # (LetterText) instead of reading every body; position() then decides exactly
         # (an escaped needle can also match across other bytes' escapes: "200" in "\\200").
-        qs = qs.alias(body_text=EscapedBody(), body_match=BytesPosition(needle)).filter(
-            body_text__contains=escaped(needle), body_match__gt=0
-        )
+        may_hold = LetterText.objects.filter(letter_id=OuterRef("pk"), text__contains=escaped(needle))
+        qs = qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
     if "since" in f:
         qs = qs.filter(captured_at__gte=_datetime(f["since"], "since"))
     if "until" in f:
