@@ -38,6 +38,7 @@ def start(doc: str):
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--keep-letters", action="store_true", help="leave the run's letters in the database")
+    parser.add_argument("--concurrency", type=int, default=1, help="a replay's connections publishing at once")
     args = parser.parse_args()
     setup_django()
     return args

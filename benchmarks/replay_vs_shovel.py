@@ -90,7 +90,7 @@ def main() -> None:
               f"{time.perf_counter() - started:.1f} s")
 
         job = do_replay(actor=bench.REQUESTER, reason="benchmark: replay vs shovel",
-                        filter={"place": place.pk, "state": LetterState.HELD})
+                        filter={"place": place.pk, "state": LetterState.HELD}, concurrency=args.concurrency)
         job = bench.approve_if_waiting(job)
         measured = bench.run_measured(job.pk)
         job = Job.objects.get(pk=job.pk)

@@ -189,7 +189,7 @@ DLO_RETENTION_DAYS = env_int("DLO_RETENTION_DAYS", 30)
 DLO_CLI_REQUIRE_ACTOR = env_bool("DLO_CLI_REQUIRE_ACTOR", default=False)
 
 # How many letters a capture or replay moves per database transaction / confirm window.
-DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 500)
+DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 1000)
 # A running job not heard of for this long lost its worker; the periodic task resumes it.
 DLO_JOB_STALE_SECONDS = env_int("DLO_JOB_STALE_SECONDS", 120)
 # Two-person rule (console.services.approvals): a purge of any size, and any job on more than
