@@ -23,6 +23,7 @@ CREATE TRIGGER letter_text_on_insert AFTER INSERT ON console_deadletter
 CREATE TRIGGER letter_text_on_body AFTER UPDATE OF body ON console_deadletter
     FOR EACH ROW WHEN (OLD.body IS DISTINCT FROM NEW.body) EXECUTE FUNCTION console_letter_text_sync();
 INSERT INTO console_lettertext (letter_id, text) SELECT id, encode(body, 'escape') FROM console_deadletter;
+ANALYZE console_lettertext;  -- the planner's choice between the trigram index and a walk in id order needs it
 """
 
 UNSYNC = """
