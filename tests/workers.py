@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -77,3 +78,36 @@ class Worker:
 
     def log(self, tail: int = 4000) -> str:
         return self.log_path.read_text(errors="replace")[-tail:] if self.log_path.exists() else ""
+
+
+class JobWatch:
+    """Bounded waits on a job that a Worker runs, and failure messages that show what the job
+    and the worker said."""
+
+    def __init__(self, worker: Worker, wait_seconds: float = 90) -> None:
+        self.worker = worker
+        self.wait_seconds = wait_seconds
+
+    def wait(self, job, condition, what: str) -> None:
+        """Poll the job's row until ``condition()`` holds (it sees the refreshed ``job``)."""
+        deadline = time.monotonic() + self.wait_seconds
+        while True:
+            job.refresh_from_db()
+            if condition():
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(self.explain(job, f"waited {self.wait_seconds}s for {what}"))
+            time.sleep(0.05)
+
+    def finish(self, job):
+        """Let the job run to its end in a live worker."""
+        if not self.worker.alive():
+            self.worker.start()
+        self.wait(job, lambda: job.is_finished, "the job to end")
+        return job
+
+    def explain(self, job, problem: str) -> str:
+        job.refresh_from_db()
+        lines = "\n".join(f"  {line['at']} {line['message']}" for line in job.log)
+        return (f"{problem}; job {job.pk} {job.status} done={job.done} failed={job.failed} error={job.error!r}\n"
+                f"job log:\n{lines}\nworker log:\n{self.worker.log()}")

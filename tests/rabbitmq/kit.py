@@ -30,14 +30,21 @@ ACK, REJECT, REQUEUE, PARK = "ack", "reject", "requeue", "park"
 
 
 class RabbitKit:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 5672) -> None:
         self.suffix = uuid.uuid4().hex[:8]
+        self.port = port
         self.loop = LoopThread("rabbit-kit")
-        self.connection = self.run(aio_pika.connect(host="127.0.0.1", login=USER, password=PASSWORD, timeout=5))
+        self.connection = None
+        self.reconnect()
         self.http = httpx.Client(base_url=MANAGEMENT_URL, auth=(USER, PASSWORD), timeout=10)
         self.queues: list[str] = []
         self.exchanges: list[str] = []
         self.policies: list[str] = []
+
+    def reconnect(self) -> None:
+        """Connect (again, after a broker restart closed the connection)."""
+        self.connection = self.run(aio_pika.connect(host="127.0.0.1", port=self.port, login=USER, password=PASSWORD,
+                                                    timeout=5))
 
     def run(self, coro, timeout: float = 30) -> Any:
         return self.loop.run(coro, timeout)
@@ -48,14 +55,14 @@ class RabbitKit:
 
     # -- topology -------------------------------------------------------------------------------
 
-    def queue(self, name: str, arguments: dict | None = None, *, quorum: bool = False) -> str:
+    def queue(self, name: str, arguments: dict | None = None, *, quorum: bool = False, durable: bool = False) -> str:
         arguments = dict(arguments or {})
         if quorum:
             arguments["x-queue-type"] = "quorum"
 
         async def declare() -> None:
             async with self.connection.channel() as channel:
-                await channel.declare_queue(name, durable=quorum, arguments=arguments)
+                await channel.declare_queue(name, durable=quorum or durable, arguments=arguments)
 
         self.run(declare())
         self.queues.append(name)

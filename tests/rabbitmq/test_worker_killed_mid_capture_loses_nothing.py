@@ -5,13 +5,14 @@ and messages stored but not yet acknowledged come back redelivered and match the
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 
 import pytest
 
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
 from console.services.jobs import do_capture
-from tests.rabbitmq.crash import KILLS, dead_queue, kill_letters, message_id, numbered
+from tests.rabbitmq.crash import KILLS, dead_letter_numbered, dead_queue, message_id, numbered
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
@@ -21,14 +22,14 @@ LETTERS = 5000
 
 def test_every_message_ends_in_custody_once(kit, rabbit_broker, operator, killer):
     work, dlq = dead_queue(kit)
-    sent = landed = 0
+    sent = 0
     jobs = []
-    while landed < KILLS:
-        kill_letters(kit, work, dlq, sent, LETTERS)
+    while killer.landed < KILLS:
+        dead_letter_numbered(kit, work, dlq, sent, LETTERS)
         sent += LETTERS
         (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
         job = do_capture(place, actor=operator, reason="crash test: capture")
-        landed += killer.kill_during(job, KILLS - landed)
+        killer.kill_during(job, KILLS - killer.landed)
         jobs.append(killer.finish(job))
 
     # A batch stored but not acked when its worker died is delivered again and counted again.
@@ -36,7 +37,7 @@ def test_every_message_ends_in_custody_once(kit, rabbit_broker, operator, killer
           + "\n".join(killer.kills))
     for job in jobs:
         assert job.status == Job.Status.SUCCEEDED, killer.explain(job, "the capture did not succeed")
-    explain = lambda problem: killer.explain(jobs[-1], problem)  # noqa: E731
+    explain = partial(killer.explain, jobs[-1])
     letters = DeadLetter.objects.filter(place=place)
     stored = Counter(letters.values_list("message_id", flat=True))
     twice = sorted(mid for mid, count in stored.items() if count > 1)
