@@ -129,17 +129,18 @@ class Killer(JobWatch):
             delay = self.random.uniform(0, MAX_DELAY)
             time.sleep(delay)
             self.worker.kill()
-            job.refresh_from_db()
-            self.worker.start()
+            self.worker.start()  # it boots while the heartbeat goes stale
+            # The row is read once the old heartbeat is stale, so that a commit the killed worker
+            # sent just before dying is seen: a job that ended is not a job killed mid-way.
+            self.wait(job, lambda: is_stale(job) or job.is_finished, "its heartbeat to go stale")
             if job.is_finished:
                 self.kills.append(f"kill after {delay:.3f}s came after the job ended")
                 return landed
-            # Nobody told the row: it says running, and only its heartbeat stops moving.
+            # Nobody told the row: it says running, and only its heartbeat stopped moving.
             assert job.status == Job.Status.RUNNING, self.explain(job, "a killed job is not left running")
             landed += 1
             self.landed += 1
             self.kills.append(f"kill {self.landed}: {delay:.3f}s after the claim, at done={job.done}")
-            self.wait(job, lambda: is_stale(job) or job.is_finished, "its heartbeat to go stale")
             since = timezone.now()
             assert job.pk in resume_stale_jobs(), self.explain(job, "resume_stale_jobs did not requeue the job")
         return landed
