@@ -6,8 +6,6 @@ and the test database; the job is queued by the service on commit, exactly as in
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from console.brokers.memory.adapter import Message
@@ -15,22 +13,20 @@ from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
 from console.services.custody import store_captured
 from console.services.jobs import do_mark_failed
-from tests.workers import Worker
-
-WAIT_SECONDS = 60
+from tests.workers import JobWatch, Worker
 
 
 @pytest.fixture
-def worker(filesystem_transport, tmp_path):
+def watch(filesystem_transport, tmp_path):
     process = Worker(filesystem_transport, tmp_path / "worker.log")
     process.start()
-    yield process
+    yield JobWatch(process, wait_seconds=60)
     # Its work is checked in the database by then; a warm shutdown would only cost seconds.
     process.kill()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_real_worker_runs_a_job_made_through_the_services(memory_broker, worker, operator, tmp_path):
+def test_a_real_worker_runs_a_job_made_through_the_services(memory_broker, watch, operator, tmp_path):
     fake, broker = memory_broker
     fake.queue("orders")
     for i in range(3):
@@ -44,15 +40,9 @@ def test_a_real_worker_runs_a_job_made_through_the_services(memory_broker, worke
     job = do_mark_failed(actor=operator, reason="won't fix: test orders", ids=ids[:2])
     assert list((tmp_path / "celery" / "queue").iterdir()), "the service queued no task on commit"
 
-    deadline = time.monotonic() + WAIT_SECONDS
-    while True:
-        job.refresh_from_db()
-        if job.is_finished or not worker.alive() or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    log = worker.log(tail=10**6)
-    assert job.status == Job.Status.SUCCEEDED, f"job {job.status}; worker log:\n{log[-3000:]}"
-    assert "Task console.run_job[" in log
+    watch.finish(job)
+    assert job.status == Job.Status.SUCCEEDED, watch.explain(job, "the job did not succeed")
+    assert "Task console.run_job[" in watch.worker.log(tail=10**6)
     assert job.done == 2
     states = dict(DeadLetter.objects.values_list("id", "state"))
     assert states == {ids[0]: "failed", ids[1]: "failed", ids[2]: "held"}
