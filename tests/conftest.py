@@ -58,3 +58,27 @@ def memory_broker():
     broker = do_add_broker(actor="tests", name="mem", kind="memory", url="memory://test")
     yield fake, broker
     MemoryBroker.instances.pop("test", None)
+
+
+@pytest.fixture
+def filesystem_transport(tmp_path, monkeypatch):
+    """Send this test's Celery tasks to a folder of its own; give the same folder to the
+    worker processes of tests.workers."""
+    from console.celery import app
+    from console.embedded import filesystem_broker_options
+
+    def forget_connections() -> None:
+        # Both the connection pool and the producer pool remember the old folder; closing the
+        # app drops only the first, and a second test would then queue into the first's folder.
+        app.close()
+        app.amqp._producer_pool = None
+
+    folder = tmp_path / "celery"
+    monkeypatch.setenv("CELERY_FILESYSTEM_DIR", str(folder))
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    forget_connections()
+    app.conf.broker_url = "filesystem://"
+    app.conf.broker_transport_options = filesystem_broker_options()
+    yield folder
+    forget_connections()
+    app.conf.broker_url, app.conf.broker_transport_options = saved

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from console.access.scope import OutOfScope, guard_job, guard_place
+from console.jobs.control import is_stale
 from console.models import DeadPlace, Job
 from console.services import approvals, audit
 from console.services.audit import Actor, actor_name, actor_user
@@ -305,12 +306,19 @@ def do_pause_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
 
 @transaction.atomic
 def do_resume_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
-    """Go on with a paused job (or one whose worker died) from its cursor."""
+    """Go on with a paused job (or one whose worker died) from its cursor.
+
+    A job alive in a worker is refused: made ``queued`` again, a second worker would claim
+    it and both would publish the same letters.
+    """
     job = Job.objects.select_for_update().get(pk=job.pk)
     if job.is_finished:
         raise JobError(f"job {job.pk} has already ended ({job.status})")
     if job.status == Job.Status.AWAITING_APPROVAL:
         raise JobError(f"job {job.pk} waits for approval: it runs once another operator approves it")
+    if job.status in (Job.Status.RUNNING, Job.Status.WAITING) and not is_stale(job):
+        raise JobError(f"job {job.pk} is {job.status} in a worker: there is nothing to resume "
+                       "(a job whose worker dies is resumed by itself)")
     job.pause_requested = False
     job.status = Job.Status.QUEUED
     if job.pause_reason:  # it paused itself (console.jobs.returns): a new canary, returns counted anew

@@ -10,9 +10,9 @@ from django.utils import timezone
 from console.brokers.memory.adapter import Message
 from console.jobs.control import claim
 from console.jobs.runner import run_job
-from console.models import DeadLetter, Job
+from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture, do_replay
+from console.services.jobs import JobError, do_capture, do_replay, do_resume_job
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +32,25 @@ def test_a_running_job_with_a_fresh_heartbeat_is_not_claimed_twice(held_letters,
     job = do_replay(actor=operator, reason="r", ids=[held_letters[1][0].id])
     assert claim(job.pk) is not None
     assert claim(job.pk) is None
+
+
+def test_resuming_a_live_job_by_hand_does_not_run_it_twice(held_letters, operator):
+    job = do_replay(actor=operator, reason="r", ids=[held_letters[1][0].id])
+    assert claim(job.pk) is not None  # a worker runs it, its heartbeat fresh
+    with pytest.raises(JobError, match="running"):
+        do_resume_job(job, actor=operator, reason="impatient")
+    assert Job.objects.get(pk=job.pk).status == Job.Status.RUNNING
+    assert claim(job.pk) is None
+    assert not AuditEvent.objects.filter(action="job.resume").exists()
+
+
+def test_a_job_whose_worker_died_can_be_resumed_by_hand(held_letters, operator):
+    job = do_replay(actor=operator, reason="r", ids=[letter.id for letter in held_letters[1]])
+    claim(job.pk)
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    do_resume_job(job, actor=operator, reason="its worker died")
+    assert run_job(job.pk) == "succeeded"
+    assert set(DeadLetter.objects.values_list("state", flat=True)) == {"replayed"}
 
 
 def test_a_job_killed_mid_replay_resumes_and_republishes_with_the_same_replay_id(held_letters, operator, settings):

@@ -64,3 +64,15 @@ def captured(kit, rabbit_broker, operator):
         return work, place, list(DeadLetter.objects.filter(place=place).order_by("id"))
 
     return make
+
+
+@pytest.fixture
+def killer(filesystem_transport, tmp_path, settings):
+    """A real worker on this test's task folder, and what kills it mid-job (tests.rabbitmq.crash)."""
+    from tests.rabbitmq.crash import STALE_SECONDS, Killer, worker_settings
+    from tests.workers import Worker
+
+    settings.DLO_JOB_STALE_SECONDS = STALE_SECONDS  # what resume_stale_jobs calls stale, here
+    worker = Worker(filesystem_transport, tmp_path / "worker.log", **worker_settings())
+    yield Killer(worker)
+    worker.kill()
