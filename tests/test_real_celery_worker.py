@@ -34,7 +34,7 @@ def test_a_real_worker_runs_a_job_made_through_the_services(memory_broker, watch
     (place,) = do_discover(broker, actor=operator)
     with broker.adapter().open_capture(place.ref, prefetch=10) as session:
         batch = session.next_batch(10, 0)
-        ids = store_captured(place, batch, job=None, actor=operator)
+        ids = store_captured(place, batch, job=None, actor=operator).ids
         session.ack(batch)
 
     job = do_mark_failed(actor=operator, reason="won't fix: test orders", ids=ids[:2])

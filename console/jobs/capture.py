@@ -48,7 +48,8 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
     """Capture from one place until it is empty (True), or until ``limit()`` letters are left
     to take or the monotonic clock passes ``until`` (False).
 
-    ``stored(count)`` runs inside each batch's transaction. The job is checked for pause and
+    ``stored(count)`` runs inside each batch's transaction with the number of letters it
+    newly stored (a redelivered copy of a letter stored before is not counted again). The job is checked for pause and
     cancel between batches.
     """
     batch_size = settings.DLO_BATCH_SIZE
@@ -66,10 +67,10 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
                     return True
                 with transaction.atomic():
                     mark_acked(acked)
-                    ids = store_captured(place, batch, job=job, actor=job.actor_name, reason=reason)
-                    stored(len(batch))
+                    result = store_captured(place, batch, job=job, actor=job.actor_name, reason=reason)
+                    stored(len(result.new))
                 acked = []
                 session.ack(batch)
-                acked = ids
+                acked = result.ids
     finally:
         mark_acked(acked)

@@ -72,10 +72,23 @@ def _letter(place: DeadPlace, stored: _Stored, key: str, job: Job | None) -> Dea
     )
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What a batch became in custody: new letters, and redelivered copies matched to letters
+    an interrupted capture had stored already (stored once, counted once)."""
+
+    new: list[int]
+    matched: list[int]
+
+    @property
+    def ids(self) -> list[int]:
+        return self.new + self.matched
+
+
 @transaction.atomic
 def store_captured(
     place: DeadPlace, batch: Sequence[Received], *, job: Job | None, actor, reason: str = ""
-) -> list[int]:
+) -> Stored:
     """Commit a batch of captured messages; the caller acks them on the broker afterwards.
 
     A redelivered message whose copy was committed but never acked (a crash between the two)
@@ -112,7 +125,7 @@ def store_captured(
             "capture", actor=actor, reason=reason, job=job, place=place, letter_ids=new_ids, outcome="stored",
             details={"already_in_custody": len(matched)} if matched else None,
         )
-    return new_ids + matched
+    return Stored(new_ids, matched)
 
 
 def _link_returns(fresh: list[tuple[DeadLetter, Received]]) -> None:

@@ -41,5 +41,5 @@ def store_letter(
         exception_type=exception_type, exception_message=exception_message, details=details or {},
     )
     message = Received(token=None, body=body, headers=headers or {}, properties=properties or {}, envelope=envelope)
-    (letter_id,) = store_captured(place, [message], job=None, actor="tests")
+    (letter_id,) = store_captured(place, [message], job=None, actor="tests").new
     return DeadLetter.objects.get(pk=letter_id)

@@ -62,5 +62,5 @@ def install(*, actor: str) -> tuple[Broker, int]:
             for index, message in enumerate(messages())
             if subscription.queue in message.fails_in
         ]
-        stored += len(store_captured(place, batch, job=None, actor=actor))
+        stored += len(store_captured(place, batch, job=None, actor=actor).new)
     return broker, stored
