@@ -39,7 +39,15 @@ def start(doc: str):
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--keep-letters", action="store_true", help="leave the run's letters in the database")
     parser.add_argument("--concurrency", type=int, default=1, help="a replay's connections publishing at once")
+    parser.add_argument("--worker", action="store_true",
+                        help="run the job in a real `celery -A console worker` process (its memory is measured)")
     args = parser.parse_args()
+    if args.worker:
+        # The job goes to the worker the way the console sends it: queued on commit.
+        import tempfile
+
+        os.environ["CELERY_BROKER_URL"] = "filesystem://"
+        os.environ["CELERY_FILESYSTEM_DIR"] = tempfile.mkdtemp(prefix="dlo-bench-celery-")
     setup_django()
     return args
 
@@ -246,6 +254,44 @@ def run_measured(job_id: int) -> dict:
     seconds = time.perf_counter() - started
     return {"status": status, "seconds": seconds,
             "peak_rss_mib": peak_rss_mib() if reset else None, "lifetime_peak_rss_mib": lifetime_peak_rss_mib()}
+
+
+def run_in_worker(job_id: int) -> dict:
+    """Start a Celery worker (it takes the job queued on commit), follow the job to its end,
+    and sample the worker's resident memory every second (VmRSS; VmHWM at the end)."""
+    from console.models import Job
+    from tests.workers import Worker
+
+    worker = Worker(Path(os.environ["CELERY_FILESYSTEM_DIR"]), Path(os.environ["CELERY_FILESYSTEM_DIR"]) / "worker.log",
+                    LOG_LEVEL="WARNING")
+    process = worker.start()
+    samples: list[tuple[int, float]] = []
+    started = time.perf_counter()
+    try:
+        while True:
+            job = Job.objects.get(pk=job_id)
+            samples.append((job.done + job.failed + job.skipped, _status_mib(process.pid, "VmRSS")))
+            if job.is_finished or job.status == Job.Status.PAUSED:
+                break
+            if not worker.alive():
+                raise SystemExit(f"the worker died:\n{worker.log()}")
+            time.sleep(1)
+        seconds = (job.finished_at - job.started_at).total_seconds() if job.finished_at else time.perf_counter() - started
+        peak = _status_mib(process.pid, "VmHWM")
+    finally:
+        worker.kill()
+    total = max(job.total, 1)
+    at = {share: next((rss for done, rss in samples if done >= total * share), samples[-1][1])
+          for share in (0.1, 0.5, 0.9)}
+    print("worker RSS at 10% / 50% / 90% of the letters: " + " / ".join(f"{at[s]:.0f}" for s in sorted(at)) + " MiB")
+    return {"status": job.status, "seconds": seconds, "peak_rss_mib": peak, "lifetime_peak_rss_mib": peak}
+
+
+def _status_mib(pid: int, field: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def report(title: str, count: int, job: dict, baseline: dict) -> None:

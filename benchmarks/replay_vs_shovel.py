@@ -92,7 +92,7 @@ def main() -> None:
         job = do_replay(actor=bench.REQUESTER, reason="benchmark: replay vs shovel",
                         filter={"place": place.pk, "state": LetterState.HELD}, concurrency=args.concurrency)
         job = bench.approve_if_waiting(job)
-        measured = bench.run_measured(job.pk)
+        measured = bench.run_in_worker(job.pk) if args.worker else bench.run_measured(job.pk)
         job = Job.objects.get(pk=job.pk)
         on_origin = rabbit.depth(origin)
         replayed = DeadLetter.objects.filter(place=place, state=LetterState.REPLAYED).count()
