@@ -87,7 +87,7 @@ def vacuum_analyze() -> None:
 
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE console_deadletter")
-        cursor.execute("VACUUM ANALYZE console_lettertext")
+        cursor.execute("VACUUM ANALYZE console_lettersearch")
 
 
 def signed_in_client(username: str = "bench-operator", role: str = "operator"):

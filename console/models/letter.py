@@ -84,7 +84,6 @@ class DeadLetter(models.Model):
             models.Index(fields=["place", "id"], name="letter_place_id"),
             models.Index(fields=["place", "custody_key"]),
             models.Index(fields=["replay_id"], condition=~models.Q(replay_id=""), name="letter_replay_id"),
-            GinIndex(fields=["headers"], name="letter_headers_gin", opclasses=["jsonb_path_ops"]),
             # Failure groups (console.services.groups) read only this index: grouped by
             # fingerprint within a place and state, no heap visits once vacuumed.
             models.Index(fields=["place", "state", "fingerprint"], include=["captured_at", "origin_queue", "id"],
@@ -110,22 +109,27 @@ class PendingAck(models.Model):
                                   related_name="pending_ack")
 
 
-class LetterText(models.Model):
-    """A letter's body as text (PostgreSQL's ``encode(body, 'escape')``, which keeps bytes 0x01
-    to 0x7F as they are, doubles backslashes, and writes NUL and bytes over 0x7F as ``\\nnn``
-    in octal), for body-text search: a trigram index on it finds
-    the letters that may hold a needle.
+class LetterSearch(models.Model):
+    """What the letter filters search: the letter's headers (a GIN index for ``header=value``)
+    and its body as text, PostgreSQL's ``encode(body, 'escape')``, which keeps bytes 0x01 to
+    0x7F as they are, doubles backslashes, and writes NUL and bytes over 0x7F as ``\\nnn`` in
+    octal (a trigram index finds the letters that may hold a needle).
 
     It lives beside the letter, not on it, because a letter row is rewritten at every change of
-    state (replaying, replayed, failed): an index on the letter's own body would be rewritten
-    with it, about a thousand trigrams a letter, which made each state change seven to ten
-    times dearer. Triggers on the letters table (migration 0014) write it when a letter is
-    inserted, by any path, COPY included, and when its body changes (edit, purge); nothing
-    else writes it.
+    state (replaying, replayed, failed), and every index on it with the row: these two indexes
+    hold dozens of keys for the headers and about a thousand trigrams for a 1 KiB body, and on
+    the letters table they made each change of state several times dearer (seven to ten times
+    for the trigrams alone). Triggers on the letters table (migration 0014) write this row when
+    a letter is inserted, by any path, COPY included, and when its body or headers change
+    (edit, purge); nothing else writes it.
     """
 
     letter = models.OneToOneField(DeadLetter, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    headers = models.JSONField(default=dict)
     text = models.TextField()
 
     class Meta:
-        indexes = [GinIndex(fields=["text"], opclasses=["gin_trgm_ops"], name="letter_text_trgm")]
+        indexes = [
+            GinIndex(fields=["headers"], name="letter_search_headers", opclasses=["jsonb_path_ops"]),
+            GinIndex(fields=["text"], opclasses=["gin_trgm_ops"], name="letter_search_text"),
+        ]

@@ -15,7 +15,7 @@ from django.db.models import BinaryField, Exists, F, Func, IntegerField, OuterRe
 from django.utils.dateparse import parse_datetime
 
 from console.models import DeadLetter
-from console.models.letter import LetterText
+from console.models.letter import LetterSearch
 
 FILTER_KEYS = (
     "place", "broker", "state", "origin", "reason", "exception", "fingerprint",
@@ -35,7 +35,7 @@ class BytesPosition(Func):
 
 
 def escaped(needle: bytes) -> str:
-    """``needle`` as PostgreSQL's ``encode(needle, 'escape')`` writes it (see LetterText)."""
+    """``needle`` as PostgreSQL's ``encode(needle, 'escape')`` writes it (see LetterSearch)."""
     return "".join(
         "\\\\" if byte == 0x5C else chr(byte) if 0 < byte < 0x80 else f"\\{byte:03o}" for byte in needle
     )
@@ -99,7 +99,9 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
         qs = qs.filter(fingerprint=f["fingerprint"])
     if "header" in f:
         if "header_value" in f:
-            qs = qs.filter(headers__contains={f["header"]: f["header_value"]})
+            # Through LetterSearch's GIN index on the headers (a copy kept off the letters table).
+            qs = qs.filter(Exists(LetterSearch.objects.filter(
+                letter_id=OuterRef("pk"), headers__contains={f["header"]: f["header_value"]})))
         else:
             qs = qs.filter(headers__has_key=f["header"])
     elif "header_value" in f:
@@ -108,9 +110,9 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
         needle = f["q"].encode("utf-8")
         # The escaped body holding the escaped needle follows from the body holding the needle,
         # and lets PostgreSQL narrow the search with the trigram index on the escaped bodies
-        # (LetterText) instead of reading every body; position() then decides exactly
+        # (LetterSearch) instead of reading every body; position() then decides exactly
         # (an escaped needle can also match across other bytes' escapes: "200" in "\\200").
-        may_hold = LetterText.objects.filter(letter_id=OuterRef("pk"), text__contains=escaped(needle))
+        may_hold = LetterSearch.objects.filter(letter_id=OuterRef("pk"), text__contains=escaped(needle))
         qs = qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
     if "since" in f:
         qs = qs.filter(captured_at__gte=_datetime(f["since"], "since"))
