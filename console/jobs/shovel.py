@@ -122,7 +122,7 @@ class ShovelRun:
         if not self.expected:
             self._record("nothing to move", self.before, moved=0)
             return False
-        checkpoint(self.job)
+        self._checkpoint()
         move = self._retry(lambda: self.adapter.server_move(self.source, self.name))
         if move is not None:
             note(self.job, f"found its shovel {self.name} on the broker ({move.state}): following it")
@@ -147,11 +147,7 @@ class ShovelRun:
         a move that has moved nothing for DLO_BROKER_WAIT_SECONDS."""
         last, since, state = -1, time.monotonic(), ""
         while True:
-            try:
-                checkpoint(self.job)
-            except Stop:
-                self._stop_early()
-                raise
+            self._checkpoint()
             move = self._retry(lambda: self.adapter.server_move(self.source, self.name))
             now = self.count()
             moved = self.moved(now)
@@ -185,6 +181,15 @@ class ShovelRun:
         else:
             gone = now.target - self.before.target
         return max(0, min(self.expected, gone))
+
+    def _checkpoint(self) -> None:
+        """Stop when the operator cancelled; a shovel already asked for is removed first."""
+        try:
+            checkpoint(self.job)
+        except Stop:
+            if self.job.selection.get("started"):
+                self._stop_early()
+            raise
 
     def _stop_early(self) -> None:
         self._retry(lambda: self.adapter.stop_server_move(self.source, self.name))

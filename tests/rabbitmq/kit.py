@@ -111,6 +111,16 @@ class RabbitKit:
 
         self.run(publish())
 
+    def publish_many(self, queue: str, messages: list[aio_pika.Message], window: int = 500) -> None:
+        """Publish many messages to a queue on one channel, ``window`` confirms at a time."""
+        async def publish() -> None:
+            async with self.connection.channel() as channel:
+                for start in range(0, len(messages), window):
+                    await asyncio.gather(*(channel.default_exchange.publish(message, queue)
+                                           for message in messages[start:start + window]))
+
+        self.run(publish(), timeout=120)
+
     def consume(self, queue: str, decide: Callable[[aio_pika.IncomingMessage], Any], count: int) -> None:
         """Run a consumer (prefetch 1) for ``count`` deliveries; ``decide`` says ack, reject
         (requeue=False, so the message dead-letters), requeue (nack with requeue) or park."""
