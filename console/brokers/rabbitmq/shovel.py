@@ -72,7 +72,13 @@ def start_shovel(api: ManagementAPI, vhost: str, source: str, destination: str, 
             raise BrokerError(f"a shovel named {name!r} on vhost {vhost!r} already moves {existing.source!r} "
                               f"to {existing.destination!r}, not {source!r} to {destination!r}", permanent=True)
         return existing
-    api.put(parameter_path(vhost, name), {"value": definition(vhost, source, destination, count)})
+    try:
+        api.put(parameter_path(vhost, name), {"value": definition(vhost, source, destination, count)})
+    except BrokerError as exc:
+        if not exc.permanent:
+            raise
+        raise BrokerError(f"{exc.message} (declaring a shovel needs the rabbitmq_shovel plugin and a user with "
+                          "the 'policymaker' or 'administrator' tag)", permanent=True) from None
     return ServerMove(name=name, source=source, destination=destination, count=count, state="starting")
 
 
