@@ -217,9 +217,14 @@ def test_the_api_and_the_place_page_ask_for_a_shovel(kit, dead_queue, operator, 
                     format="json")
     assert made.status_code == 202, made.content
     assert (made.json()["kind"], made.json()["target"], made.json()["total"]) == ("shovel", target, 4)
+    paused = api.post(f"/api/jobs/{made.json()['id']}/pause/", {"reason": "r"}, format="json")
+    assert paused.status_code == 409 and "cannot be paused" in paused.json()["detail"]
+    client.force_login(operator)
+    steering = client.get(reverse("job", args=[made.json()["id"]])).content.decode()
+    assert reverse("job-cancel", args=[made.json()["id"]]) in steering
+    assert reverse("job-pause", args=[made.json()["id"]]) not in steering
     assert run_job(made.json()["id"]) == "succeeded"
 
-    client.force_login(operator)
     page = client.get(reverse("place", args=[place.pk])).content.decode()
     assert "Move the whole queue on the broker" in page and reverse("place-shovel", args=[place.pk]) in page
     kit.publish_many(place.name, [message(9)])
