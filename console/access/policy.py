@@ -48,6 +48,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "broker-check": ACT,
     "broker-discover": ACT,
     "place-capture": ACT,
+    # A whole place moved by the broker (RabbitMQ's shovel): a move, so operators may ask for it.
+    "place-shovel": ACT,
     # Purge is refused to non-admins by the job service itself (console.access.scope.guard_job).
     "action-preview": ACT,
     "action-confirm": ACT,
@@ -80,6 +82,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-places": VIEW,
     "api-place": VIEW,
     "api-place-capture": ACT,
+    "api-place-shovel": ACT,
     "api-letters": VIEW,
     "api-letter": VIEW,
     "api-letter-edit-replay": ACT,

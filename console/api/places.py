@@ -1,4 +1,5 @@
-"""``/api/places/``: dead places with their depth and custody counts, and capture."""
+"""``/api/places/``: dead places with their depth and custody counts, capture, and moving a whole
+place on the broker (shovel)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
 from console.models import DeadPlace, LetterState
-from console.services.jobs import JobError, do_capture
+from console.services.jobs import JobError, do_capture, do_shovel
 
 
 def places_with_custody() -> QuerySet:
@@ -41,6 +42,13 @@ class CaptureSerializer(serializers.Serializer):
     reason = serializers.CharField(help_text="Why the letters are taken into custody (audited)")
     limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
                                      help_text="Take at most this many messages")
+
+
+class ShovelSerializer(serializers.Serializer):
+    target = serializers.CharField(max_length=500, help_text="Existing queue, in the place's vhost/scope, "
+                                   "that receives every message the place holds on the broker")
+    reason = serializers.CharField(help_text="Why the queue is moved (audited)")
+    ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
 
 
 class PlaceList(generics.ListAPIView):
@@ -76,6 +84,23 @@ class PlaceCapture(APIView):
         given.is_valid(raise_exception=True)
         try:
             job = do_capture(place, actor=request.user, **given.validated_data)
+        except JobError as exc:
+            return refused(exc)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class PlaceShovel(APIView):
+    """Have the broker move everything the place holds to another queue by itself (RabbitMQ's
+    shovel); the job verifies the move by counting both queues. Refused (400) where the broker
+    cannot, or when the target is the place itself or no existing queue."""
+
+    @extend_schema(request=ShovelSerializer, responses={202: JobSerializer, 400: ErrorSerializer})
+    def post(self, request, place_id: int):
+        place = generics.get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
+        given = ShovelSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            job = do_shovel(place, actor=request.user, **given.validated_data)
         except JobError as exc:
             return refused(exc)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -18,6 +18,7 @@ urlpatterns = [
     path("places/", places.PlaceList.as_view(), name="api-places"),
     path("places/<int:place_id>/", places.PlaceDetail.as_view(), name="api-place"),
     path("places/<int:place_id>/capture/", places.PlaceCapture.as_view(), name="api-place-capture"),
+    path("places/<int:place_id>/shovel/", places.PlaceShovel.as_view(), name="api-place-shovel"),
     path("letters/", letters.LetterList.as_view(), name="api-letters"),
     path("letters/<int:letter_id>/", letters.LetterDetail.as_view(), name="api-letter"),
     path("letters/<int:letter_id>/edit-replay/", edit_replay.LetterEditReplay.as_view(), name="api-letter-edit-replay"),

@@ -14,6 +14,7 @@ from console.brokers.base import (
     PlaceRef,
     PublishResult,
     Received,
+    ServerMove,
 )
 from console.brokers.registry import KINDS, adapter_class, get_adapter
 
@@ -28,6 +29,7 @@ __all__ = [
     "PlaceRef",
     "PublishResult",
     "Received",
+    "ServerMove",
     "adapter_class",
     "get_adapter",
 ]

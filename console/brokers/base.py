@@ -103,6 +103,23 @@ class PublishResult:
     error: str = ""
 
 
+@dataclass
+class ServerMove:
+    """A whole-place move the broker runs by itself (RabbitMQ's shovel), as the broker reports it.
+
+    ``count`` is how many messages it moves before it removes itself; ``state`` is the broker's
+    own word for how it is doing (``starting``, ``running``, ``terminated``...), with its
+    explanation, if it gave one, in ``details``.
+    """
+
+    name: str
+    source: str
+    destination: str
+    count: int | None = None
+    state: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
 class CaptureSession:
     """Takes messages from one dead place in batches; acknowledges only what the caller
     committed. Closing it hands every unacknowledged message back to the broker."""
@@ -171,6 +188,28 @@ class Adapter:
         ``ok`` is true only when the broker confirmed the message was routed and stored.
         """
         raise NotImplementedError
+
+    # -- server-side moves (only where ``can_move_server_side``) --------------------------------
+
+    def start_server_move(self, place: PlaceRef, destination: str, *, name: str, count: int) -> ServerMove:
+        """Have the broker move the first ``count`` messages of ``place`` to the queue
+        ``destination`` (in the place's scope) by itself, under ``name``; the move removes itself
+        once it has moved them. A move of that name already there is returned, not started twice,
+        so a job resumed after its worker died finds its own."""
+        raise self._cannot_move_server_side()
+
+    def server_move(self, place: PlaceRef, name: str) -> ServerMove | None:
+        """The move ``name`` as the broker reports it, or None once it has removed itself (or
+        was removed)."""
+        raise self._cannot_move_server_side()
+
+    def stop_server_move(self, place: PlaceRef, name: str) -> None:
+        """Remove the move; what it has moved stays moved. Removing one that is gone is no error."""
+        raise self._cannot_move_server_side()
+
+    def _cannot_move_server_side(self) -> BrokerError:
+        return BrokerError(f"{self.label or self.kind} cannot move a whole place on the broker by itself",
+                           permanent=True)
 
     def close(self) -> None:
         """Release connections. Safe to call twice."""

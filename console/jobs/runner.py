@@ -9,6 +9,7 @@ from console.jobs.capture import run_capture
 from console.jobs.control import Stop, claim, finish
 from console.jobs.local import run_local
 from console.jobs.publish import run_publish
+from console.jobs.shovel import run_shovel
 from console.models import Job
 from console.pipeline.jobs import run_archive_replay
 
@@ -21,6 +22,7 @@ RUNNERS = {
     Job.Kind.PURGE: run_local,
     Job.Kind.MARK_FAILED: run_local,
     Job.Kind.ARCHIVE_REPLAY: run_archive_replay,
+    Job.Kind.SHOVEL: run_shovel,
 }
 
 

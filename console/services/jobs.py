@@ -8,7 +8,11 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from console.access.scope import OutOfScope, guard_job, guard_place
+<<<<<<< HEAD
 from console.jobs.control import is_stale
+=======
+from console.brokers import BrokerError, PlaceInfo, PlaceRef, adapter_class
+>>>>>>> shovel
 from console.models import DeadPlace, Job
 from console.services import approvals, audit
 from console.services.audit import Actor, actor_name, actor_user
@@ -58,6 +62,65 @@ def do_capture(place: DeadPlace, *, actor: Actor, reason: str, limit: int | None
                  details={"kind": job.kind, "limit": limit})
     _enqueue_or_hold(job, actor=actor)
     return job
+
+
+def do_shovel(place: DeadPlace, *, target: str, actor: Actor, reason: str, ticket: str = "") -> Job:
+    """Have the broker itself move everything in a dead place to the queue ``target`` (in the
+    place's scope), where its adapter can (RabbitMQ's shovel): no selection, no custody.
+
+    The messages go from broker to broker-side queue; letters the console already holds stay as
+    they are. The job (console.jobs.shovel) counts the place and the target before and after and
+    fails unless the counts prove the move. Refused when the adapter cannot, when the target is
+    empty, the place itself, or not a queue on the broker: RabbitMQ's shovel declares a missing
+    destination, so a mistyped name would quietly become a new queue holding the letters.
+    """
+    reason = _require_reason(reason)
+    target = (target or "").strip()
+    if not target:
+        raise JobError("a move of the whole queue needs a target queue")
+    if target == place.name:
+        raise JobError(f"the target is {place.name} itself: choose another queue")
+    try:
+        guard_place(actor, place)
+    except OutOfScope as exc:
+        raise JobError(str(exc)) from None
+    adapter = adapter_class(place.broker.kind)
+    if not adapter.can_move_server_side:
+        raise JobError(f"{adapter.label or adapter.kind} cannot move a whole queue on the broker; "
+                       "capture the letters and move them instead")
+    source, _ = _source_and_target(place, target)  # on the broker, before any transaction
+    if not source.depth:
+        raise JobError(f"{place} is empty on the broker: there is nothing to move")
+    with transaction.atomic():
+        busy = (Job.objects.filter(kind__in=(Job.Kind.CAPTURE, Job.Kind.SHOVEL), place=place)
+                .exclude(status__in=Job.FINISHED).first())
+        if busy is not None:
+            raise JobError(f"job {busy.pk} ({busy.kind}) is already taking messages from {place}; "
+                           "wait for it or cancel it")
+        job = Job.objects.create(
+            kind=Job.Kind.SHOVEL, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason,
+            ticket=ticket, place=place, target=target, expected=source.depth, total=source.depth,
+        )
+        audit.record("job.requested", actor=actor, reason=reason, ticket=ticket, job=job, place=place,
+                     target=target, count=job.total, details={"kind": job.kind, "depth": source.depth})
+        _enqueue_or_hold(job, actor=actor)
+    return job
+
+
+def _source_and_target(place: DeadPlace, target: str) -> tuple[PlaceInfo, PlaceInfo]:
+    """The place's and the target's counts on the broker, or JobError saying what is wrong."""
+    with place.broker.adapter() as adapter:
+        try:
+            source = adapter.stats(place.ref)
+        except BrokerError as exc:
+            raise JobError(f"cannot count {place} on the broker: {exc.message}") from None
+        try:
+            return source, adapter.stats(PlaceRef(target, place.scope))
+        except BrokerError as exc:
+            if not exc.permanent:
+                raise JobError(f"cannot check the target queue {target!r} on the broker: {exc.message}") from None
+            raise JobError(f"the target queue {target!r} cannot be used ({exc.message}); the broker would "
+                           "create a missing queue, so declare it first or check its name") from None
 
 
 @transaction.atomic
@@ -296,6 +359,9 @@ def do_pause_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
     job = Job.objects.select_for_update().get(pk=job.pk)
     if job.is_finished or job.status in (Job.Status.PAUSED, Job.Status.AWAITING_APPROVAL):
         raise JobError(f"job {job.pk} is {job.status}: it cannot be paused")
+    if job.kind == Job.Kind.SHOVEL:
+        raise JobError(f"job {job.pk} cannot be paused: the broker moves the whole queue in one go; "
+                       "cancel it to stop the shovel (what it moved stays moved)")
     job.pause_requested = True
     if job.status == Job.Status.QUEUED:
         job.status = Job.Status.PAUSED

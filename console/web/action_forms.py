@@ -56,6 +56,18 @@ class BulkActionForm(forms.Form):
         return cleaned
 
 
+class ShovelForm(forms.Form):
+    """Move a whole dead place on the broker (the place page's shovel form)."""
+
+    target = forms.CharField(max_length=500, strip=True, label="Target queue (must exist)")
+    reason = forms.CharField(max_length=2000, strip=True, label="Reason (for the audit)")
+    ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("auto_id", "shovel_%s")  # the filter form on the same page has a "reason"
+        super().__init__(*args, **kwargs)
+
+
 class ConfirmForm(forms.Form):
     """The confirmation under a preview: the frozen selection (signed), a reason, and for a
     purge the place's name typed in."""

@@ -5,7 +5,8 @@ from django.urls import path
 
 from console.security.signin import SignInView
 from console.web.views import (
-    actions, approvals, audit, brokers, groups, inventory, jobs, letters, places, redaction, roles, tokens,
+    actions, approvals, audit, brokers, groups, inventory, jobs, letters, places, redaction, roles, shovel,
+    tokens,
 )
 
 urlpatterns = [
@@ -25,6 +26,7 @@ urlpatterns = [
     path("groups/", groups.group_list, name="groups"),
     path("groups/history/", groups.group_history, name="groups-history"),
     path("places/<int:place_id>/capture/", inventory.capture, name="place-capture"),
+    path("places/<int:place_id>/shovel/", shovel.place_shovel, name="place-shovel"),
     path("places/<int:place_id>/preview/", actions.action_preview, name="action-preview"),
     path("actions/confirm/", actions.action_confirm, name="action-confirm"),
     path("actions/arrived/", actions.arrived_since_preview, name="action-arrived"),

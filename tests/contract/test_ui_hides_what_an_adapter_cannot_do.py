@@ -40,3 +40,6 @@ def test_capabilities_are_declared_and_the_pages_offer_only_those(harness, broke
     place_page = client.get(reverse("place", args=[dead.pk])).content.decode()
     assert ('<option value="move"' in place_page) is declared["move"]
     assert '<option value="replay"' in place_page
+    # Moving the whole queue on the broker (RabbitMQ's shovel) only where the broker can.
+    assert (reverse("place-shovel", args=[dead.pk]) in place_page) is declared["server_side_move"]
+    assert ("Move the whole queue on the broker" in place_page) is declared["server_side_move"]

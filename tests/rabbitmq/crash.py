@@ -13,6 +13,7 @@ import random
 import time
 from collections import Counter
 
+import aio_pika
 from django.utils import timezone
 
 from console.jobs.control import is_stale
@@ -64,7 +65,7 @@ def dead_letter_numbered(kit, work: str, dlq: str, first: int, count: int) -> No
     """Numbered messages published to the work queue and rejected by its consumer into the DLQ,
     so they carry the ``x-death`` a real dead letter carries."""
     before = kit.depth(dlq)
-    kit.publish_many(work, numbered(first, count))
+    kit.publish_many(work, [aio_pika.Message(body, **properties) for body, properties in numbered(first, count)])
     kit.reject_all(work, count)
     kit.wait_depth(dlq, before + count)
 

@@ -118,16 +118,13 @@ class RabbitKit:
 
         self.run(publish())
 
-    def publish_many(self, routing_key: str, messages: list[tuple[bytes, dict]]) -> None:
-        """Publish (body, properties) pairs on one channel, each with a confirm: thousands of
-        messages in seconds where ``publish`` opens a channel per message."""
+    def publish_many(self, queue: str, messages: list[aio_pika.Message], window: int = 500) -> None:
+        """Publish many messages to a queue on one channel, ``window`` confirms at a time."""
         async def publish() -> None:
             async with self.connection.channel() as channel:
-                for start in range(0, len(messages), 500):
-                    await asyncio.gather(*(
-                        channel.default_exchange.publish(aio_pika.Message(body, **properties), routing_key)
-                        for body, properties in messages[start:start + 500]
-                    ))
+                for start in range(0, len(messages), window):
+                    await asyncio.gather(*(channel.default_exchange.publish(message, queue)
+                                           for message in messages[start:start + window]))
 
         self.run(publish(), timeout=120)
 

@@ -20,8 +20,12 @@ Features
   ``mandatory`` and publisher confirms, ``window`` confirms outstanding at a time; a returned
   (unroutable) or nacked message is a failed result, a lost connection a temporary BrokerError.
   Body, properties and headers leave as given (no message id is invented).
-- **Not here (yet)**: safe peek (RabbitMQ has none: ``can_peek_safely = False``), server-side
-  moves with the shovel (``can_move_server_side = False`` until it is built).
+- **Server-side moves** (``shovel.py``): a whole queue moved by a dynamic shovel through the
+  management API (on-confirm, removing itself after the count given; the direct ``amqp:///``
+  URI, so no password is stored in the broker). Needs the ``rabbitmq_shovel`` and
+  ``rabbitmq_shovel_management`` plugins and a user with the ``policymaker`` (or
+  ``administrator``) tag.
+- **Not here**: safe peek (RabbitMQ has none: ``can_peek_safely = False``).
 
 Connection string
 -----------------

@@ -27,12 +27,14 @@ from console.brokers.base import (
     PlaceInfo,
     PlaceRef,
     PublishResult,
+    ServerMove,
 )
 from console.brokers.rabbitmq.capture import QueueConsumer, RabbitCapture
 from console.brokers.rabbitmq.discovery import Topology, find_dead_places, timestamp_seconds
 from console.brokers.asyncloop import LoopThread
 from console.brokers.rabbitmq.management import ManagementAPI
 from console.brokers.rabbitmq.publisher import ConfirmWindowPublisher
+from console.brokers.rabbitmq.shovel import find_shovel, start_shovel, stop_shovel
 
 T = TypeVar("T")
 _adapter_numbers = itertools.count(1)
@@ -52,9 +54,8 @@ class RabbitMQAdapter(Adapter):
     # Any get on a RabbitMQ queue requeues: redelivered flag, order, and on quorum queues a
     # delivery that counts against x-delivery-limit. So the console captures instead.
     can_peek_safely = False
-    # The shovel (a whole-queue move done by the broker) comes later; until it is built here
-    # the console must not offer it.
-    can_move_server_side = False
+    # A whole queue can be moved by the broker itself with a dynamic shovel (``shovel.py``).
+    can_move_server_side = True
     can_move_to_destination = True
     uses_management_url = True
 
@@ -287,6 +288,16 @@ class RabbitMQAdapter(Adapter):
                                            username=self.username, timeout=self.options["confirm_timeout"])
         self._publishers[vhost] = publisher
         return publisher
+
+    def start_server_move(self, place: PlaceRef, destination: str, *, name: str, count: int) -> ServerMove:
+        """A dynamic shovel from the place to ``destination`` on the same vhost (``shovel.py``)."""
+        return start_shovel(self._api(), place.scope or self.vhost, place.name, destination, name=name, count=count)
+
+    def server_move(self, place: PlaceRef, name: str) -> ServerMove | None:
+        return find_shovel(self._api(), place.scope or self.vhost, name)
+
+    def stop_server_move(self, place: PlaceRef, name: str) -> None:
+        stop_shovel(self._api(), place.scope or self.vhost, name)
 
     def close(self) -> None:
         if self._closed:

@@ -38,6 +38,18 @@ class ManagementAPI:
     def get(self, path: str, **params: Any) -> Any:
         return self._request("GET", path, params=params or None).json()
 
+    def find(self, path: str, **params: Any) -> Any | None:
+        """Like :meth:`get`, but None when there is nothing at ``path`` (404)."""
+        response = self._request("GET", path, params=params or None, missing_ok=True)
+        return None if response is None else response.json()
+
+    def put(self, path: str, body: Any) -> None:
+        self._request("PUT", path, json=body)
+
+    def delete(self, path: str) -> bool:
+        """Delete what is at ``path``; False if nothing was there."""
+        return self._request("DELETE", path, missing_ok=True) is not None
+
     def queues(self, vhost: str | None = None) -> list[dict[str, Any]]:
         path = f"/api/queues/{quoted(vhost)}" if vhost else "/api/queues"
         return self.get(path, columns=QUEUE_COLUMNS)
@@ -52,7 +64,7 @@ class ManagementAPI:
     def bindings(self, vhost: str | None = None) -> list[dict[str, Any]]:
         return self.get(f"/api/bindings/{quoted(vhost)}" if vhost else "/api/bindings")
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    def _request(self, method: str, path: str, *, missing_ok: bool = False, **kwargs: Any) -> httpx.Response | None:
         where = f"the RabbitMQ management API at {self.base_url}"
         try:
             response = self._client.request(method, path, **kwargs)
@@ -60,12 +72,19 @@ class ManagementAPI:
             raise BrokerError(f"{where} did not answer in time", permanent=False) from None
         except httpx.HTTPError as exc:
             raise BrokerError(f"cannot reach {where}: {exc}", permanent=False) from None
+        if response.status_code == 401 and _refusal(response) not in ("", "Login failed"):
+            # Signed in, but the user's tags do not allow this (runtime parameters such as a
+            # shovel need the 'policymaker' or 'administrator' tag).
+            raise BrokerError(f"{where} refused user {self.username!r} {method} {path}: {_refusal(response)}",
+                              permanent=True)
         if response.status_code == 401:
             raise BrokerError(f"{where} refused the login of user {self.username!r}: wrong username or password",
                               permanent=True)
         if response.status_code == 403:
             raise BrokerError(f"{where} refused user {self.username!r} access to {path}: "
                               "the user needs the 'management' or 'monitoring' tag", permanent=True)
+        if response.status_code == 404 and missing_ok:
+            return None
         if response.status_code == 404:
             raise BrokerError(f"{where} has nothing at {path}", permanent=True)
         if response.status_code >= 400:
@@ -75,3 +94,12 @@ class ManagementAPI:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _refusal(response: httpx.Response) -> str:
+    """The ``reason`` RabbitMQ gives in an error answer's JSON, or ""."""
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    return str(body.get("reason", "")) if isinstance(body, dict) else ""

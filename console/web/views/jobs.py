@@ -28,8 +28,8 @@ def controls(job: Job) -> list[str]:
     """The buttons that apply to the job as it is now (none once it has ended)."""
     if job.is_finished:
         return []
-    if job.status == Job.Status.AWAITING_APPROVAL:
-        return ["cancel"]
+    if job.status == Job.Status.AWAITING_APPROVAL or job.kind == Job.Kind.SHOVEL:
+        return ["cancel"]  # a shovel runs on the broker in one go: it can be stopped, not paused
     if job.status == Job.Status.PAUSED:
         return ["resume", "cancel"]
     if job.pause_requested:

@@ -12,6 +12,7 @@ from console.brokers import adapter_class
 from console.models import DeadPlace
 from console.services.samples import place_trend
 from console.services.selection import SelectionError, filter_letters
+from console.web.action_forms import ShovelForm
 from console.web.charts import Chart, Series, line_chart
 from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.forms import LetterFilterForm
@@ -101,5 +102,7 @@ def place_letters(request, place_id: int):
         "preselect_all": request.GET.get("select_all") == "1",
         "page": page,
         "charts": trend_charts(place),
+        # The whole-queue move is offered only where the broker can do it by itself.
+        "shovel_form": ShovelForm() if adapter_class(place.broker.kind).can_move_server_side else None,
     }
     return render(request, "web/place.html", context)

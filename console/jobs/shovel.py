@@ -1,0 +1,248 @@
+"""Shovel: a whole dead place moved by the broker itself, then proved by counting.
+
+The broker does the moving (the adapter's ``start_server_move``: RabbitMQ's dynamic shovel).
+This loop counts the place and the target first, starts the move under a name derived from the
+job, follows it while it runs (progress into ``job.done``, heartbeat, cancel, broker outages),
+and once the move has removed itself checks the counts: the place lost the N messages it held
+and the target gained N. Anything else fails the job, saying what the counts show.
+
+Because the name comes from the job, a job resumed after its worker died finds its own move on
+the broker instead of starting a second one. What the job has learnt is kept in
+``job.selection``: the counts before, and whether the move was asked for.
+
+Letters the console holds in custody are not touched: the broker moves what is on the broker.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from console.brokers import Adapter, BrokerError, PlaceRef
+from console.jobs.control import Stop, checkpoint, note, with_broker_retry
+from console.models import DeadPlace, Job
+from console.services import audit
+
+T = TypeVar("T")
+
+#: Seconds between two looks at the move and the counts.
+POLL_SECONDS = 0.25
+
+
+def move_name(job: Job) -> str:
+    """The job's move on the broker: the same on every run of the job, and distinct between
+    consoles sharing one broker (job ids alone repeat from one database to the next)."""
+    return f"dead-letter-office-job-{job.pk}-{job.created_at:%Y%m%dT%H%M%S%f}"
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Ready messages in the place (source) and the target, and who consumes from them."""
+
+    source: int
+    target: int
+    source_consumers: int = 0
+    target_consumers: int = 0
+
+
+def run_shovel(job: Job) -> str:
+    place = DeadPlace.objects.select_related("broker").get(pk=job.place_id)
+    with place.broker.adapter() as adapter:
+        run = ShovelRun(job, place, adapter)
+        if not run.begin():
+            return f"{place} was empty on the broker: nothing to move"
+        try:
+            run.follow()
+        except BrokerError:
+            if not run.removed:
+                note(job, f"the shovel {run.name} may still be moving messages on the broker: "
+                          f"it removes itself once it has moved {run.expected}")
+            raise
+        return run.verify()
+
+
+class ShovelRun:
+    def __init__(self, job: Job, place: DeadPlace, adapter: Adapter) -> None:
+        self.job = job
+        self.place = place
+        self.adapter = adapter
+        self.source = place.ref
+        self.target = PlaceRef(job.target, place.scope)
+        self.name = move_name(job)
+        self.removed = False  # this run removed the move (cancel, stall)
+
+    # -- what the job knows ------------------------------------------------------------------
+
+    @property
+    def before(self) -> Counts:
+        return Counts(**self.job.selection["before"])
+
+    @property
+    def expected(self) -> int:
+        return self.before.source
+
+    def _remember(self, **facts) -> None:
+        self.job.selection = {**self.job.selection, **facts}
+        Job.objects.filter(pk=self.job.pk).update(selection=self.job.selection, heartbeat_at=timezone.now())
+
+    def _retry(self, action: Callable[[], T]) -> T:
+        return with_broker_retry(self.job, action)
+
+    def count(self) -> Counts:
+        def both() -> Counts:
+            source = self.adapter.stats(self.source)
+            target = self.adapter.stats(self.target)
+            return Counts(source.depth or 0, target.depth or 0, source.consumers or 0, target.consumers or 0)
+
+        return self._retry(both)
+
+    # -- the steps -----------------------------------------------------------------------------
+
+    def begin(self) -> bool:
+        """Count before (on the first run), then start the move, or find it on a resumed run.
+        False when the place is empty: there is nothing to move."""
+        if "before" not in self.job.selection:
+            now = self.count()  # a missing target fails here, before a shovel could create it
+            if now.source_consumers:
+                raise BrokerError(
+                    f"{self.place} has {now.source_consumers} consumer(s) taking messages from it: they would "
+                    "take messages the shovel is meant to move and the counts could not prove the move; "
+                    "stop them first, or capture the letters instead", permanent=True)
+            self._remember(before=asdict(now), shovel=self.name)
+            Job.objects.filter(pk=self.job.pk).update(total=now.source)
+            self.job.total = now.source
+            note(self.job, f"counted before: {now.source} messages in {self.place.name}, "
+                           f"{now.target} in {self.job.target}")
+        if not self.expected:
+            self._record("nothing to move", self.before, moved=0)
+            return False
+        self._checkpoint()
+        move = self._retry(lambda: self.adapter.server_move(self.source, self.name))
+        if move is not None:
+            note(self.job, f"found its shovel {self.name} on the broker ({move.state}): following it")
+            return True
+        if self.job.selection.get("started"):
+            now = self.count()
+            if now.source < self.before.source or now.target > self.before.target:
+                note(self.job, f"its shovel {self.name} finished while no worker was watching")
+                return True
+            note(self.job, f"its shovel {self.name} never started (its worker stopped first): starting it now")
+        # Remembered before it is asked for: a worker dying in between leaves a job that
+        # checks the counts before starting anything (above), never one that starts twice.
+        self._remember(started=True)
+        self._retry(lambda: self.adapter.start_server_move(self.source, self.job.target, name=self.name,
+                                                           count=self.expected))
+        note(self.job, f"started the shovel {self.name}: the broker moves {self.expected} messages "
+                       f"from {self.place.name} to {self.job.target}")
+        return True
+
+    def follow(self) -> None:
+        """Until the move has removed itself: progress and heartbeat, cancel, and giving up on
+        a move that has moved nothing for DLO_BROKER_WAIT_SECONDS."""
+        last, since, state = -1, time.monotonic(), ""
+        while True:
+            self._checkpoint()
+            move = self._retry(lambda: self.adapter.server_move(self.source, self.name))
+            now = self.count()
+            moved = self.moved(now)
+            Job.objects.filter(pk=self.job.pk).update(done=moved, heartbeat_at=timezone.now())
+            self.job.done = moved
+            if move is None:
+                return
+            if move.state != state:
+                state = move.state
+                why = move.details.get("reason")
+                note(self.job, f"the broker reports the shovel {state}" + (f": {why}" if why else ""))
+            if moved != last:
+                last, since = moved, time.monotonic()
+            elif time.monotonic() - since > settings.DLO_BROKER_WAIT_SECONDS:
+                self._retry(lambda: self.adapter.stop_server_move(self.source, self.name))
+                self.removed = True
+                now = self.count()
+                self._record("stalled", now, moved=self.moved(now))
+                raise BrokerError(
+                    f"the shovel {self.name} moved nothing for {settings.DLO_BROKER_WAIT_SECONDS} s (the broker "
+                    f"reports it {state}), so it was removed: {self.moved(now)} of {self.expected} messages "
+                    f"had moved and stay in {self.job.target}; {now.source} are in {self.place.name}",
+                    permanent=True)
+            time.sleep(POLL_SECONDS)
+
+    def moved(self, now: Counts) -> int:
+        """How many have moved so far: what the target gained, or, when the target has
+        consumers (who take what arrives), what the place lost."""
+        if self.before.target_consumers or now.target_consumers:
+            gone = self.before.source - now.source
+        else:
+            gone = now.target - self.before.target
+        return max(0, min(self.expected, gone))
+
+    def _checkpoint(self) -> None:
+        """Stop when the operator cancelled; a shovel already asked for is removed first."""
+        try:
+            checkpoint(self.job)
+        except Stop:
+            if self.job.selection.get("started"):
+                self._stop_early()
+            raise
+
+    def _stop_early(self) -> None:
+        self._retry(lambda: self.adapter.stop_server_move(self.source, self.name))
+        self.removed = True
+        now = self.count()
+        moved = self.moved(now)
+        self.job.done = moved
+        Job.objects.filter(pk=self.job.pk).update(done=moved)
+        note(self.job, f"the shovel {self.name} was removed: {moved} messages already moved stay in "
+                       f"{self.job.target}; {now.source} are in {self.place.name}")
+        self._record("cancelled", now, moved=moved)
+
+    def verify(self) -> str:
+        """The move has removed itself: the counts must show it moved exactly what it should."""
+        before, now, expected = self.before, self.count(), self.expected
+        lost, gained = before.source - now.source, now.target - before.target
+        consumed = before.target_consumers or now.target_consumers
+        if consumed:
+            note(self.job, f"{self.job.target} has consumers, who take what arrives: its count cannot prove "
+                           f"the move, so the proof is {self.place.name} having lost exactly {expected}")
+        proved = lost == expected and (consumed or gained == expected)
+        DeadPlace.objects.filter(pk=self.place.pk).update(depth=now.source, consumers=now.source_consumers,
+                                                          last_seen_at=timezone.now())
+        if not proved:
+            self._record("mismatch", now, moved=self.moved(now))
+            raise BrokerError(self._mismatch(lost, gained, bool(consumed)), permanent=True)
+        Job.objects.filter(pk=self.job.pk).update(done=expected)
+        self.job.done = expected
+        self._record("verified", now, moved=expected)
+        proof = f"{self.place.name} lost {lost}" + ("" if consumed else f" and {self.job.target} gained {gained}")
+        return f"moved {expected} messages from {self.place} to {self.job.target} on the broker; verified: {proof}"
+
+    def _mismatch(self, lost: int, gained: int, consumed: bool) -> str:
+        expected, source, target = self.expected, self.place.name, self.job.target
+        said = (f"the counts do not prove the move: {source} lost {lost} messages"
+                + ("" if consumed else f" and {target} gained {gained}") + f", where {expected} were expected")
+        if not consumed and lost == gained < expected:
+            why = (f"the broker moved only {lost}; the other {expected - lost} are still in {source} "
+                   f"(the target may have refused them, e.g. a full queue)")
+        elif lost < expected and (consumed or gained == expected):
+            why = (f"{source} holds {expected - lost} more than it should: dead letters that arrived during "
+                   f"the move, or copies the broker left behind; look before moving again")
+        elif not consumed and gained < lost:
+            why = f"{lost - gained} left {source} without arriving in {target}: something else took them"
+        else:
+            why = f"something else put messages into or took them from {source} or {target} meanwhile"
+        return f"{said}: {why}"
+
+    def _record(self, outcome: str, now: Counts, *, moved: int) -> None:
+        """The outcome in the audit, with the counts (committed even when the job then fails)."""
+        job = self.job
+        with transaction.atomic():
+            audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
+                         place=self.place, target=job.target, count=moved, outcome=outcome,
+                         details={"shovel": self.name, "expected": self.expected,
+                                  "before": asdict(self.before), "after": asdict(now)})
