@@ -8,11 +8,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from console.access.scope import OutOfScope, guard_job, guard_place
-<<<<<<< HEAD
-from console.jobs.control import is_stale
-=======
 from console.brokers import BrokerError, PlaceInfo, PlaceRef, adapter_class
->>>>>>> shovel
+from console.jobs.control import is_stale
 from console.models import DeadPlace, Job
 from console.services import approvals, audit
 from console.services.audit import Actor, actor_name, actor_user
