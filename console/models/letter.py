@@ -33,7 +33,8 @@ class DeadLetter(models.Model):
     message_id = models.CharField(max_length=500, blank=True)
     custody_key = models.CharField(max_length=64, help_text="Hash of id, properties, headers and body")
     capture_job = models.ForeignKey(
-        "console.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="captured"
+        "console.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="captured",
+        db_index=False,  # nothing looks letters up by it; an index would cost every change of state
     )
     captured_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
@@ -63,10 +64,10 @@ class DeadLetter(models.Model):
     replayed_to = models.CharField(max_length=500, blank=True)
     replayed_at = models.DateTimeField(null=True, blank=True)
     last_job = models.ForeignKey(
-        "console.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "console.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
     parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="returns",
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="returns", db_index=False,
         help_text="The letter whose replay died again and came back as this one",
     )
 
@@ -84,6 +85,8 @@ class DeadLetter(models.Model):
             models.Index(fields=["place", "id"], name="letter_place_id"),
             models.Index(fields=["place", "custody_key"]),
             models.Index(fields=["replay_id"], condition=~models.Q(replay_id=""), name="letter_replay_id"),
+            # A letter's returns (lineage); only the few letters that are returns have a parent.
+            models.Index(fields=["parent"], condition=models.Q(parent__isnull=False), name="letter_parent"),
             # Failure groups (console.services.groups) read only this index: grouped by
             # fingerprint within a place and state, no heap visits once vacuumed.
             models.Index(fields=["place", "state", "fingerprint"], include=["captured_at", "origin_queue", "id"],
