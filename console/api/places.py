@@ -76,31 +76,37 @@ class PlaceDetail(generics.RetrieveAPIView):
         return places_with_custody()
 
 
-class PlaceCapture(APIView):
-    @extend_schema(request=CaptureSerializer, responses={202: JobSerializer, 400: ErrorSerializer})
-    def post(self, request, place_id: int):
-        place = generics.get_object_or_404(DeadPlace, pk=place_id)
-        given = CaptureSerializer(data=request.data)
+class PlaceJob(APIView):
+    """Base of the jobs on a whole place: one service call, 202 with the job, 400 with the refusal."""
+
+    given = CaptureSerializer
+    start = staticmethod(do_capture)
+
+    def start_job(self, request, place_id: int) -> Response:
+        place = generics.get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
+        given = self.given(data=request.data)
         given.is_valid(raise_exception=True)
         try:
-            job = do_capture(place, actor=request.user, **given.validated_data)
+            job = self.start(place, actor=request.user, **given.validated_data)
         except JobError as exc:
             return refused(exc)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
-class PlaceShovel(APIView):
+class PlaceCapture(PlaceJob):
+    @extend_schema(request=CaptureSerializer, responses={202: JobSerializer, 400: ErrorSerializer})
+    def post(self, request, place_id: int):
+        return self.start_job(request, place_id)
+
+
+class PlaceShovel(PlaceJob):
     """Have the broker move everything the place holds to another queue by itself (RabbitMQ's
     shovel); the job verifies the move by counting both queues. Refused (400) where the broker
     cannot, or when the target is the place itself or no existing queue."""
 
+    given = ShovelSerializer
+    start = staticmethod(do_shovel)
+
     @extend_schema(request=ShovelSerializer, responses={202: JobSerializer, 400: ErrorSerializer})
     def post(self, request, place_id: int):
-        place = generics.get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
-        given = ShovelSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
-        try:
-            job = do_shovel(place, actor=request.user, **given.validated_data)
-        except JobError as exc:
-            return refused(exc)
-        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return self.start_job(request, place_id)
