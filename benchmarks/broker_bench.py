@@ -262,8 +262,13 @@ def run_in_worker(job_id: int) -> dict:
     from console.models import Job
     from tests.workers import Worker
 
-    worker = Worker(Path(os.environ["CELERY_FILESYSTEM_DIR"]), Path(os.environ["CELERY_FILESYSTEM_DIR"]) / "worker.log",
-                    LOG_LEVEL="WARNING")
+    from django.conf import settings
+
+    # DEBUG off as in production (with DEBUG on, Django keeps the last 9,000 queries in memory);
+    # the same SECRET_KEY, so the worker can read the broker's password.
+    folder = Path(os.environ["CELERY_FILESYSTEM_DIR"])
+    worker = Worker(folder, folder / "worker.log", LOG_LEVEL="WARNING", DEBUG="false",
+                    SECRET_KEY=settings.SECRET_KEY)
     process = worker.start()
     samples: list[tuple[int, float]] = []
     started = time.perf_counter()
