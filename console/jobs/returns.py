@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import time
 
+from django.db import transaction
 from django.utils import timezone
 
 from console.jobs.capture import capture_pass
 from console.jobs.control import Stop, checkpoint, note
 from console.models import DeadPlace, Job
+from console.services import audit
 
 #: Seconds between two looks at the dead places once the canary has passed.
 WATCH_SECONDS = 5.0
@@ -34,6 +36,8 @@ MIN_SAMPLE = 20
 LOOK_SECONDS = 1.0
 #: A canary asked for without a threshold pauses above this share (percent).
 DEFAULT_THRESHOLD = 5.0
+#: Who the audit says paused a job that paused itself.
+WATCHER = "system:return-watch"
 
 
 class ReturnWatch:
@@ -133,7 +137,9 @@ class ReturnWatch:
                              until=until, wait_seconds=0.2)
 
     def _pause(self, why: str) -> None:
-        Job.objects.filter(pk=self.job.pk).update(pause_reason=why)
+        with transaction.atomic():
+            Job.objects.filter(pk=self.job.pk).update(pause_reason=why)
+            audit.record("job.pause", actor=WATCHER, reason=why, job=self.job, count=self.job.done)
         self.job.pause_reason = why
         note(self.job, f"paused itself: {why}")
         raise Stop(Job.Status.PAUSED)

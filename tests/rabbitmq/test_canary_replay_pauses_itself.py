@@ -40,6 +40,8 @@ def test_a_canary_that_comes_back_pauses_the_job_and_a_good_one_lets_it_finish(c
     assert originals.filter(state=LetterState.REPLAYED).count() == 5
     assert originals.filter(state=LetterState.HELD).count() == LETTERS - 5
     assert AuditEvent.objects.filter(job_id=job.pk, action="capture").exists()  # the watch's capture is audited
+    paused = AuditEvent.objects.get(job_id=job.pk, action="job.pause")
+    assert paused.actor_name == "system:return-watch" and paused.reason == job.pause_reason
 
     # The consumer is fixed; the operator resumes: a new canary, then the rest.
     do_resume_job(job, actor=operator, reason="consumer redeployed")
