@@ -48,8 +48,9 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
     """Capture from one place until it is empty (True), or until ``limit()`` letters are left
     to take or the monotonic clock passes ``until`` (False).
 
-    ``stored(count)`` runs inside each batch's transaction with the number of letters it
-    newly stored (a redelivered copy of a letter stored before is not counted again). The job is checked for pause and
+    ``stored(count)`` runs inside each batch's transaction with the number of letters the
+    batch adds to the job (a redelivered copy of a letter this job stored before is not
+    counted again). The job is checked for pause and
     cancel between batches.
     """
     batch_size = settings.DLO_BATCH_SIZE
@@ -68,7 +69,7 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
                 with transaction.atomic():
                     mark_acked(acked)
                     result = store_captured(place, batch, job=job, actor=job.actor_name, reason=reason)
-                    stored(len(result.new))
+                    stored(result.counted)
                 acked = []
                 session.ack(batch)
                 acked = result.ids

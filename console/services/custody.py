@@ -75,14 +75,21 @@ def _letter(place: DeadPlace, stored: _Stored, key: str, job: Job | None) -> Dea
 @dataclass(frozen=True)
 class Stored:
     """What a batch became in custody: new letters, and redelivered copies matched to letters
-    an interrupted capture had stored already (stored once, counted once)."""
+    an interrupted capture had stored already (stored once). ``taken_over`` counts the matched
+    letters another capture (or none) had stored: the job that finishes them counts them,
+    while those it stored itself before its worker died were counted then."""
 
     new: list[int]
     matched: list[int]
+    taken_over: int = 0
 
     @property
     def ids(self) -> list[int]:
         return self.new + self.matched
+
+    @property
+    def counted(self) -> int:
+        return len(self.new) + self.taken_over
 
 
 @transaction.atomic
@@ -98,14 +105,16 @@ def store_captured(
     stored = [_Stored.of(m) for m in batch]
     keys = [item.key for item in stored]
     pending: dict[str, list[int]] = {}
+    stored_by: dict[int, int | None] = {}
     redelivered_keys = {k for k, m in zip(keys, batch) if m.redelivered}
     if redelivered_keys:
-        for letter_id, key in (
+        for letter_id, key, capture_job in (
             DeadLetter.objects.filter(place=place, pending_ack__isnull=False, custody_key__in=redelivered_keys)
             .order_by("id")
-            .values_list("id", "custody_key")
+            .values_list("id", "custody_key", "capture_job_id")
         ):
             pending.setdefault(key, []).append(letter_id)
+            stored_by[letter_id] = capture_job
 
     fresh: list[tuple[DeadLetter, Received]] = []
     matched: list[int] = []
@@ -125,7 +134,8 @@ def store_captured(
             "capture", actor=actor, reason=reason, job=job, place=place, letter_ids=new_ids, outcome="stored",
             details={"already_in_custody": len(matched)} if matched else None,
         )
-    return Stored(new_ids, matched)
+    job_id = job.pk if job is not None else None
+    return Stored(new_ids, matched, taken_over=sum(1 for i in matched if job_id is None or stored_by[i] != job_id))
 
 
 def _link_returns(fresh: list[tuple[DeadLetter, Received]]) -> None:
