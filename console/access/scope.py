@@ -108,6 +108,11 @@ def guard_job(actor, kind: str, letters: QuerySet) -> None:
     any letter outside the actor's scope."""
     if kind == "purge" and not has(actor, PURGE):
         raise OutOfScope("purging letters needs the admin role")
+    guard_letters(actor, letters)
+
+
+def guard_letters(actor, letters: QuerySet) -> None:
+    """Refuse a selection that holds any letter outside the actor's scope."""
     scope = scope_of(actor)
     if scope.unlimited:
         return

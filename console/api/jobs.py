@@ -135,7 +135,8 @@ class JobPreview(APIView):
         given = SelectionSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
-            result = preview(ids=given.validated_data.get("letters"), filter=given.validated_data.get("filter"))
+            result = preview(actor=request.user, ids=given.validated_data.get("letters"),
+                             filter=given.validated_data.get("filter"))
         except JobError as exc:
             return refused(exc)
         return Response(PreviewSerializer(result).data)

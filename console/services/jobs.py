@@ -7,7 +7,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from console.access.scope import OutOfScope, guard_job, guard_place
+from console.access.scope import OutOfScope, guard_job, guard_letters, guard_place
 from console.brokers import BrokerError, PlaceInfo, PlaceRef, adapter_class
 from console.jobs.control import is_stale
 from console.models import DeadPlace, Job
@@ -251,11 +251,14 @@ def do_mark_failed(*, actor: Actor, reason: str, ids=None, filter=None, ticket: 
                           ticket=ticket)
 
 
-def preview(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None, sample: int = 5) -> dict:
-    """What a job on this selection would touch: count, per-origin counts, a sample."""
+def preview(*, actor: Actor, ids: list[int] | None = None, filter: dict[str, Any] | None = None,
+            sample: int = 5) -> dict:
+    """What a job on this selection would touch: count, per-origin counts, a sample. Refused,
+    like the job itself, when the selection holds letters outside the actor's scope."""
     try:
         selection = freeze(ids=ids, filter=filter)
-    except SelectionError as exc:
+        guard_letters(actor, resolve(selection))
+    except (SelectionError, OutOfScope) as exc:
         raise JobError(str(exc)) from None
     return preview_frozen(selection, sample=sample)
 

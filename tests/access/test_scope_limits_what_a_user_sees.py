@@ -79,3 +79,16 @@ def test_a_user_limited_to_places_sees_just_them_and_their_broker_once(people, m
     listed = {row["id"] for row in client.get("/api/letters/").json()["results"]}
     assert listed == {letters[orders.pk], letters[billing.pk]}
     assert client.get(f"/places/{other.pk}/").status_code == 404
+
+
+def test_a_preview_of_letters_outside_the_scope_is_refused_and_tells_nothing_about_them(
+        scoped, two_brokers, signed_in_as):
+    (_, my_letter), (_, their_letter) = two_brokers
+    client = signed_in_as(scoped)
+    refused = client.post("/api/jobs/preview/", {"letters": [their_letter.pk]}, content_type="application/json")
+    assert refused.status_code == 400 and "outside what you may act on" in refused.json()["detail"]
+    assert set(refused.json()) == {"detail"} and "billing" not in refused.content.decode()
+    by_filter = client.post("/api/jobs/preview/", {"filter": {"state": "held"}}, content_type="application/json")
+    assert by_filter.status_code == 400
+    mine = client.post("/api/jobs/preview/", {"letters": [my_letter.pk]}, content_type="application/json")
+    assert mine.status_code == 200 and mine.json()["count"] == 1

@@ -141,10 +141,10 @@ def test_preview_counts_by_broker_and_origin_across_places(api, capture, monkeyp
     ]
     # Only the largest origins are listed; the rest are counted together.
     monkeypatch.setattr(jobs, "PREVIEW_ORIGINS", 1)
-    summary = jobs.preview(filter={"state": "held"})
+    summary = jobs.preview(actor="tests", filter={"state": "held"})
     assert (summary["count"], summary["other_origins"]) == (6, 3)
     assert [row["broker__name"] for row in summary["by_origin"]] == ["other"]
-    nothing = jobs.preview(filter={"state": "failed"})
+    nothing = jobs.preview(actor="tests", filter={"state": "failed"})
     assert (nothing["count"], nothing["by_origin"], nothing["other_origins"]) == (0, [], 0)
     MemoryBroker.instances.pop("other", None)
 
