@@ -5,12 +5,12 @@ from console.models.audit import AuditEvent
 from console.models.broker import Broker
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
-from console.models.letter import DeadLetter, LetterState, PendingAck
+from console.models.letter import DeadLetter, LetterSearch, LetterState, PendingAck
 from console.models.place import DeadPlace, PlaceSample
 from console.models.signin import SignInFailure
 from console.models.redaction import RedactionRule
 
 __all__ = [
     "AuditEvent", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "Job",
-    "LakeWatermark", "LetterState", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope",
+    "LakeWatermark", "LetterSearch", "LetterState", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope",
 ]

@@ -1,0 +1,36 @@
+"""The header and body-text filters read LetterSearch, which triggers keep beside the letters:
+it follows a capture (COPY), a purge that erases the body, and a change of state leaves it be."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.jobs.runner import run_job
+from console.models import DeadLetter, LetterSearch
+from console.services.jobs import do_letters_job
+from console.services.selection import filter_letters
+from tests.web.factory import memory_place, store_letter
+
+pytestmark = pytest.mark.django_db
+
+
+def _found(**params) -> list[int]:
+    return list(filter_letters(params).order_by("id").values_list("id", flat=True))
+
+
+@pytest.mark.role("admin")
+def test_search_finds_what_custody_holds_and_forgets_an_erased_body(memory_broker, operator):
+    place = memory_place(memory_broker)
+    card = store_letter(place, b'{"note": "gift wrap", "card": "4111\\\\1111"}', headers={"tenant": "acme"})
+    other = store_letter(place, b'{"note": "none"}', headers={"tenant": "globex"})
+    assert LetterSearch.objects.filter(letter__in=[card, other]).count() == 2
+    assert _found(q="gift wrap") == [card.pk]
+    assert _found(q="4111\\\\1111") == [card.pk]  # backslashes, as PostgreSQL escapes them
+    assert _found(header="tenant", header_value="globex") == [other.pk]
+
+    DeadLetter.objects.filter(pk=other.pk).update(state="failed")  # a change of state: search unchanged
+    assert _found(header="tenant", header_value="globex") == [other.pk]
+
+    purge = do_letters_job("purge", actor=operator, reason="card number in the body", ids=[card.pk])
+    assert run_job(purge.pk) == "succeeded"
+    assert _found(q="gift wrap") == [] and LetterSearch.objects.get(letter=card).text == ""
