@@ -116,7 +116,9 @@ def run_retention(lake: str | None = None, *, days: int | None = None, spark: Sp
         for start in range(0, len(ids), CHUNK):
             chunk = ids[start:start + CHUNK]
             with transaction.atomic():
-                deleted, _ = DeadLetter.objects.filter(id__in=chunk, state__in=RESOLVED).delete()
+                # delete() counts the rows it cascades to (each letter's LetterText) too: count letters only.
+                _, by_model = DeadLetter.objects.filter(id__in=chunk, state__in=RESOLVED).delete()
+                deleted = by_model.get(DeadLetter._meta.label, 0)
                 audit.record("retention.delete", actor=ACTOR, broker=brokers.get(broker_name), target=origin,
                              letter_ids=chunk, count=deleted, outcome="deleted",
                              reason=f"retention: {rule}", details={"days": days, "origin": origin})
