@@ -62,11 +62,12 @@ WHERE a.id > %s
 ORDER BY a.id LIMIT %s
 """
 
-# What groups needs of the letters not yet in the lake.
+# What groups needs of the letters not yet in the lake; the last column is the day the letter's
+# lake partition will have, as in LETTERS_SQL.
 GROUP_COLUMNS_SQL = """
 SELECT l.id, l.fingerprint, l.exception_type, l.exception_message, l.reason, l.origin_queue, b.name,
        NULLIF(l.envelope_details->>'consumer', ''), NULLIF(l.envelope_details->>'host', ''),
-       COALESCE(l.last_failed_at, l.captured_at)
+       COALESCE(l.last_failed_at, l.captured_at), (l.captured_at AT TIME ZONE 'UTC')::date
 FROM console_deadletter l JOIN console_broker b ON b.id = l.broker_id
 WHERE l.id > %s
 ORDER BY l.id LIMIT %s
