@@ -83,7 +83,6 @@ class DeadLetter(models.Model):
             # state: without it a small place beside a big one is found by walking the whole
             # primary key.
             models.Index(fields=["place", "id"], name="letter_place_id"),
-            models.Index(fields=["place", "custody_key"]),
             models.Index(fields=["replay_id"], condition=~models.Q(replay_id=""), name="letter_replay_id"),
             # A letter's returns (lineage); only the few letters that are returns have a parent.
             models.Index(fields=["parent"], condition=models.Q(parent__isnull=False), name="letter_parent"),
@@ -106,10 +105,16 @@ class PendingAck(models.Model):
     drop yet (the ack follows the commit). A crash in between makes the broker deliver the
     message again, flagged redelivered; it then matches this copy instead of being stored
     twice. A narrow table of its own, so acking a batch deletes small rows instead of writing
-    a new version of each wide letter row and all its indexes."""
+    a new version of each wide letter row and all its indexes; it carries the letter's place
+    and custody key, so the match reads only these rows (the letters need no index for it)."""
 
     letter = models.OneToOneField(DeadLetter, primary_key=True, on_delete=models.CASCADE,
                                   related_name="pending_ack")
+    place = models.ForeignKey("console.DeadPlace", on_delete=models.CASCADE, related_name="+", db_index=False)
+    custody_key = models.CharField(max_length=64)
+
+    class Meta:
+        indexes = [models.Index(fields=["place", "custody_key"], name="pending_ack_match")]
 
 
 class LetterSearch(models.Model):

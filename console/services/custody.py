@@ -109,9 +109,9 @@ def store_captured(
     redelivered_keys = {k for k, m in zip(keys, batch) if m.redelivered}
     if redelivered_keys:
         for letter_id, key, capture_job in (
-            DeadLetter.objects.filter(place=place, pending_ack__isnull=False, custody_key__in=redelivered_keys)
-            .order_by("id")
-            .values_list("id", "custody_key", "capture_job_id")
+            PendingAck.objects.filter(place=place, custody_key__in=redelivered_keys)
+            .order_by("letter_id")
+            .values_list("letter_id", "custody_key", "letter__capture_job_id")
         ):
             pending.setdefault(key, []).append(letter_id)
             stored_by[letter_id] = capture_job
@@ -128,7 +128,7 @@ def store_captured(
     new_letters = [letter for letter, _ in fresh]
     copy_create(new_letters)
     new_ids = [letter.id for letter in new_letters]
-    _await_ack(new_ids)
+    _await_ack(place, new_letters)
     if new_ids:
         audit.record(
             "capture", actor=actor, reason=reason, job=job, place=place, letter_ids=new_ids, outcome="stored",
@@ -158,10 +158,13 @@ def _link_returns(fresh: list[tuple[DeadLetter, Received]]) -> None:
             )
 
 
-def _await_ack(letter_ids: Sequence[int]) -> None:
+def _await_ack(place: DeadPlace, letters: Sequence[DeadLetter]) -> None:
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {PendingAck._meta.db_table} (letter_id) SELECT unnest(%s::bigint[])",
-                       [list(letter_ids)])
+        cursor.execute(
+            f"INSERT INTO {PendingAck._meta.db_table} (letter_id, place_id, custody_key) "
+            "SELECT unnest(%s::bigint[]), %s, unnest(%s::varchar[])",
+            [[letter.id for letter in letters], place.pk, [letter.custody_key for letter in letters]],
+        )
 
 
 def mark_acked(letter_ids: Sequence[int]) -> None:
@@ -174,4 +177,4 @@ def mark_acked(letter_ids: Sequence[int]) -> None:
 def mark_place_acked(place: DeadPlace) -> None:
     """Nothing is left unacknowledged in the place's queue (a capture drained it): copies
     committed by an interrupted capture whose redelivery never came were acked after all."""
-    PendingAck.objects.filter(letter__place=place).delete()
+    PendingAck.objects.filter(place=place).delete()
