@@ -21,16 +21,16 @@ REPLAY_ID_HEADER = "x-dlo-replay-id"
 
 
 @dataclass(frozen=True)
-class _Stored:
-    """A received message's headers and properties as custody keeps them (JSON, types
-    tagged), made once for both the key and the letter."""
+class _Prepared:
+    """A received message with its headers and properties as custody keeps them (JSON, types
+    tagged), made once for both the custody key and the letter."""
 
     message: Received
     headers: dict
     properties: dict
 
     @classmethod
-    def of(cls, message: Received) -> _Stored:
+    def of(cls, message: Received) -> _Prepared:
         return cls(message, to_json(message.headers), to_json(message.properties))
 
     @property
@@ -44,8 +44,8 @@ class _Stored:
         return digest.hexdigest()
 
 
-def _letter(place: DeadPlace, stored: _Stored, key: str, job: Job | None) -> DeadLetter:
-    message = stored.message
+def _letter(place: DeadPlace, prepared: _Prepared, key: str, job: Job | None) -> DeadLetter:
+    message = prepared.message
     env = enrich(message.envelope, message.headers)
     return DeadLetter(
         place=place,
@@ -65,8 +65,8 @@ def _letter(place: DeadPlace, stored: _Stored, key: str, job: Job | None) -> Dea
         exception_stack=env.exception_stack,
         fingerprint=env.fingerprint(),
         envelope_details=to_json(env.details),
-        headers=stored.headers,
-        properties=stored.properties,
+        headers=prepared.headers,
+        properties=prepared.properties,
         body=message.body,
         body_size=len(message.body),
     )
@@ -102,8 +102,8 @@ def store_captured(
     matches that copy instead of being stored twice. Letters carrying our replay id header
     are linked to the letter whose replay they are, and counted against that job.
     """
-    stored = [_Stored.of(m) for m in batch]
-    keys = [item.key for item in stored]
+    prepared = [_Prepared.of(m) for m in batch]
+    keys = [item.key for item in prepared]
     pending: dict[str, list[int]] = {}
     stored_by: dict[int, int | None] = {}
     redelivered_keys = {k for k, m in zip(keys, batch) if m.redelivered}
@@ -118,7 +118,7 @@ def store_captured(
 
     fresh: list[tuple[DeadLetter, Received]] = []
     matched: list[int] = []
-    for key, item in zip(keys, stored):
+    for key, item in zip(keys, prepared):
         if item.message.redelivered and pending.get(key):
             matched.append(pending[key].pop(0))
             continue

@@ -47,7 +47,7 @@ def do_capture(place: DeadPlace, *, actor: Actor, reason: str, limit: int | None
         guard_place(actor, place)
     except OutOfScope as exc:
         raise JobError(str(exc)) from None
-    busy = Job.objects.filter(kind=Job.Kind.CAPTURE, place=place).exclude(status__in=Job.FINISHED).first()
+    busy = _unfinished_on(place, Job.Kind.CAPTURE)
     if busy is not None:
         raise JobError(f"job {busy.pk} is already capturing {place}; wait for it or cancel it")
     job = Job.objects.create(
@@ -85,12 +85,11 @@ def do_shovel(place: DeadPlace, *, target: str, actor: Actor, reason: str, ticke
     if not adapter.can_move_server_side:
         raise JobError(f"{adapter.label or adapter.kind} cannot move a whole queue on the broker; "
                        "capture the letters and move them instead")
-    source, _ = _source_and_target(place, target)  # on the broker, before any transaction
+    source = _source_with_target_checked(place, target)  # on the broker, before any transaction
     if not source.depth:
         raise JobError(f"{place} is empty on the broker: there is nothing to move")
     with transaction.atomic():
-        busy = (Job.objects.filter(kind__in=(Job.Kind.CAPTURE, Job.Kind.SHOVEL), place=place)
-                .exclude(status__in=Job.FINISHED).first())
+        busy = _unfinished_on(place, Job.Kind.CAPTURE, Job.Kind.SHOVEL)
         if busy is not None:
             raise JobError(f"job {busy.pk} ({busy.kind}) is already taking messages from {place}; "
                            "wait for it or cancel it")
@@ -104,15 +103,22 @@ def do_shovel(place: DeadPlace, *, target: str, actor: Actor, reason: str, ticke
     return job
 
 
-def _source_and_target(place: DeadPlace, target: str) -> tuple[PlaceInfo, PlaceInfo]:
-    """The place's and the target's counts on the broker, or JobError saying what is wrong."""
+def _unfinished_on(place: DeadPlace, *kinds: str) -> Job | None:
+    """A job of one of these kinds that is still taking messages from the place, if any."""
+    return Job.objects.filter(kind__in=kinds, place=place).exclude(status__in=Job.FINISHED).first()
+
+
+def _source_with_target_checked(place: DeadPlace, target: str) -> PlaceInfo:
+    """The place's counts on the broker, once the target queue is known to exist there;
+    JobError saying what is wrong otherwise."""
     with place.broker.adapter() as adapter:
         try:
             source = adapter.stats(place.ref)
         except BrokerError as exc:
             raise JobError(f"cannot count {place} on the broker: {exc.message}") from None
         try:
-            return source, adapter.stats(PlaceRef(target, place.scope))
+            adapter.stats(PlaceRef(target, place.scope))
+            return source
         except BrokerError as exc:
             if not exc.permanent:
                 raise JobError(f"cannot check the target queue {target!r} on the broker: {exc.message}") from None

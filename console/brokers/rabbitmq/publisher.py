@@ -54,14 +54,11 @@ class _Window:
         self.free += 1
         self._changed.set()
 
-    async def take(self, most: int, timeout: float, stalled: BrokerError) -> int:
-        """Wait for at least one free slot (raising ``stalled`` after the timeout); take up to ``most``."""
+    async def take(self, most: int, timeout: float) -> int:
+        """Wait for at least one free slot (TimeoutError after ``timeout``); take up to ``most``."""
         while self.free <= 0:
             self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), timeout)
-            except TimeoutError:
-                raise stalled from None
+            await asyncio.wait_for(self._changed.wait(), timeout)
         taken = min(self.free, most)
         self.free -= taken
         return taken
@@ -105,7 +102,10 @@ class ConfirmWindowPublisher:
         slots = _Window(max(1, window))
         sent: list[_Pending] = []
         while len(sent) < len(ready) and not self.channel.is_closed:
-            free = await slots.take(min(WRITE_CHUNK, len(ready) - len(sent)), self.timeout, self._stalled(len(sent)))
+            try:
+                free = await slots.take(min(WRITE_CHUNK, len(ready) - len(sent)), self.timeout)
+            except TimeoutError:
+                raise self._stalled(len(sent)) from None
             chunk = await self._send(ready[len(sent):len(sent) + free])
             for pending in chunk:
                 pending.confirmation.add_done_callback(slots.release)
