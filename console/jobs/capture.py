@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import transaction
@@ -17,7 +18,7 @@ from django.utils import timezone
 
 from console.jobs.control import advance, checkpoint, with_broker_retry
 from console.models import DeadPlace, Job
-from console.services.custody import mark_acked, mark_place_acked, store_captured
+from console.services.custody import mark_acked, mark_place_acked, prepare_batch, store_prepared
 
 
 def run_capture(job: Job) -> str:
@@ -50,28 +51,46 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
 
     ``stored(count)`` runs inside each batch's transaction with the number of letters the
     batch adds to the job (a redelivered copy of a letter this job stored before is not
-    counted again). The job is checked for pause and
-    cancel between batches.
+    counted again). The job is checked for pause and cancel between batches.
+
+    While PostgreSQL stores a batch, the next one is already taken from the broker (the
+    prefetch holds two) and made ready on a second thread; it is acknowledged only after its
+    own commit, so a stop at any point leaves it on the broker.
     """
     batch_size = settings.DLO_BATCH_SIZE
     acked: list[int] = []
+
+    def take(session, in_hand: int) -> list | None:
+        """The next batch; [] when the place is empty, None when the limit or the time is up."""
+        left = limit()
+        left = None if left is None else left - in_hand
+        if (left is not None and left <= 0) or (until is not None and time.monotonic() >= until):
+            return None
+        return session.next_batch(batch_size if left is None else min(batch_size, left), wait_seconds=wait_seconds)
+
     try:
-        with adapter.open_capture(place.ref, prefetch=2 * batch_size) as session:
-            while True:
-                left = limit()
-                if (left is not None and left <= 0) or (until is not None and time.monotonic() >= until):
-                    return False
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-prepare") as preparer, \
+                adapter.open_capture(place.ref, prefetch=2 * batch_size) as session:
+            current = take(session, 0)
+            ready = preparer.submit(prepare_batch, place, current, job) if current else None
+            while current:
                 checkpoint(job)
-                want = batch_size if left is None else min(batch_size, left)
-                batch = session.next_batch(want, wait_seconds=wait_seconds)
-                if not batch:
-                    return True
+                prepared = ready.result()
+                following = take(session, len(current))
+                if following:
+                    ready = preparer.submit(prepare_batch, place, following, job)
                 with transaction.atomic():
                     mark_acked(acked)
-                    result = store_captured(place, batch, job=job, actor=job.actor_name, reason=reason)
+                    result = store_prepared(place, prepared, job=job, actor=job.actor_name, reason=reason)
                     stored(result.counted)
                 acked = []
-                session.ack(batch)
+                session.ack(current)
                 acked = result.ids
+                if following is None:  # the limit counted this batch whole: look again
+                    following = take(session, 0)
+                    if following:
+                        ready = preparer.submit(prepare_batch, place, following, job)
+                current = following
+            return current is not None
     finally:
         mark_acked(acked)

@@ -15,61 +15,66 @@ from console.brokers.frameworks import enrich
 from console.brokers.values import to_json
 from console.models import DeadLetter, DeadPlace, Job, PendingAck
 from console.services import audit
-from console.services.copy_insert import copy_create
+from console.services.copy_insert import copy_insert
 
 REPLAY_ID_HEADER = "x-dlo-replay-id"
 
 
 @dataclass(frozen=True)
 class _Prepared:
-    """A received message with its headers and properties as custody keeps them (JSON, types
-    tagged), made once for both the custody key and the letter."""
+    """A received message with its headers and properties as custody keeps them (JSON text,
+    types tagged), made once for both the custody key and the letter."""
 
     message: Received
     headers: dict
-    properties: dict
+    headers_json: str
+    properties_json: str
 
     @classmethod
     def of(cls, message: Received) -> _Prepared:
-        return cls(message, to_json(message.headers), to_json(message.properties))
+        headers = to_json(message.headers)
+        return cls(message, headers, json.dumps(headers, sort_keys=True),
+                   json.dumps(to_json(message.properties), sort_keys=True))
 
     @property
     def key(self) -> str:
         """Same message, same key: id, properties, headers and body."""
         digest = hashlib.sha256()
         digest.update(self.message.message_id.encode("utf-8", "surrogatepass"))
-        digest.update(json.dumps(self.properties, sort_keys=True).encode())
-        digest.update(json.dumps(self.headers, sort_keys=True).encode())
+        digest.update(self.properties_json.encode())
+        digest.update(self.headers_json.encode())
         digest.update(self.message.body)
         return digest.hexdigest()
 
 
-def _letter(place: DeadPlace, prepared: _Prepared, key: str, job: Job | None) -> DeadLetter:
+def _letter_row(place: DeadPlace, prepared: _Prepared, key: str, job: Job | None) -> dict:
+    """The new letter's columns, as ``copy_insert`` writes them."""
     message = prepared.message
     env = enrich(message.envelope, message.headers)
-    return DeadLetter(
-        place=place,
-        broker_id=place.broker_id,
-        message_id=message.message_id[:500],
-        custody_key=key,
-        capture_job=job,
-        origin_address=env.origin_address[:500],
-        origin_queue=env.origin_queue[:500],
-        routing_key=env.routing_key[:500],
-        reason=env.reason[:50],
-        death_count=env.death_count,
-        first_failed_at=env.first_failed_at,
-        last_failed_at=env.last_failed_at,
-        exception_type=env.exception_type[:500],
-        exception_message=env.exception_message,
-        exception_stack=env.exception_stack,
-        fingerprint=env.fingerprint(),
-        envelope_details=to_json(env.details),
-        headers=prepared.headers,
-        properties=prepared.properties,
-        body=message.body,
-        body_size=len(message.body),
-    )
+    return {
+        "place_id": place.pk,
+        "broker_id": place.broker_id,
+        "message_id": message.message_id[:500],
+        "custody_key": key,
+        "capture_job_id": job.pk if job is not None else None,
+        "origin_address": env.origin_address[:500],
+        "origin_queue": env.origin_queue[:500],
+        "routing_key": env.routing_key[:500],
+        "reason": env.reason[:50],
+        "death_count": env.death_count,
+        "first_failed_at": env.first_failed_at,
+        "last_failed_at": env.last_failed_at,
+        "exception_type": env.exception_type[:500],
+        "exception_message": env.exception_message,
+        "exception_stack": env.exception_stack,
+        "fingerprint": env.fingerprint(),
+        "envelope_details": json.dumps(to_json(env.details)),
+        "headers": prepared.headers_json,
+        "properties": prepared.properties_json,
+        "body": message.body,
+        "body_size": len(message.body),
+        "parent_id": None,
+    }
 
 
 @dataclass(frozen=True)
@@ -92,21 +97,41 @@ class Stored:
         return len(self.new) + self.taken_over
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class PreparedBatch:
+    """A batch made ready for custody without touching the database (so a capture can make
+    the next batch ready while PostgreSQL stores this one): each message's custody key and the
+    columns of its letter."""
+
+    items: list[_Prepared]
+    keys: list[str]
+    rows: list[dict]
+
+
+def prepare_batch(place: DeadPlace, batch: Sequence[Received], job: Job | None) -> PreparedBatch:
+    items = [_Prepared.of(m) for m in batch]
+    keys = [item.key for item in items]
+    return PreparedBatch(items, keys, [_letter_row(place, item, key, job) for item, key in zip(items, keys)])
+
+
 def store_captured(
     place: DeadPlace, batch: Sequence[Received], *, job: Job | None, actor, reason: str = ""
 ) -> Stored:
-    """Commit a batch of captured messages; the caller acks them on the broker afterwards.
+    """Commit a batch of captured messages; the caller acks them on the broker afterwards."""
+    return store_prepared(place, prepare_batch(place, batch, job), job=job, actor=actor, reason=reason)
+
+
+@transaction.atomic
+def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, actor, reason: str = "") -> Stored:
+    """Commit a prepared batch; the caller acks its messages on the broker afterwards.
 
     A redelivered message whose copy was committed but never acked (a crash between the two)
     matches that copy instead of being stored twice. Letters carrying our replay id header
     are linked to the letter whose replay they are, and counted against that job.
     """
-    prepared = [_Prepared.of(m) for m in batch]
-    keys = [item.key for item in prepared]
     pending: dict[str, list[int]] = {}
     stored_by: dict[int, int | None] = {}
-    redelivered_keys = {k for k, m in zip(keys, batch) if m.redelivered}
+    redelivered_keys = {key for key, item in zip(batch.keys, batch.items) if item.message.redelivered}
     if redelivered_keys:
         for letter_id, key, capture_job in (
             PendingAck.objects.filter(place=place, custody_key__in=redelivered_keys)
@@ -116,19 +141,18 @@ def store_captured(
             pending.setdefault(key, []).append(letter_id)
             stored_by[letter_id] = capture_job
 
-    fresh: list[tuple[DeadLetter, Received]] = []
+    fresh: list[tuple[dict, _Prepared]] = []
     matched: list[int] = []
-    for key, item in zip(keys, prepared):
+    for key, item, row in zip(batch.keys, batch.items, batch.rows):
         if item.message.redelivered and pending.get(key):
             matched.append(pending[key].pop(0))
             continue
-        fresh.append((_letter(place, item, key, job), item.message))
+        fresh.append((row, item))
 
     _link_returns(fresh)
-    new_letters = [letter for letter, _ in fresh]
-    copy_create(new_letters)
-    new_ids = [letter.id for letter in new_letters]
-    _await_ack(place, new_letters)
+    rows = [row for row, _ in fresh]
+    new_ids = copy_insert(DeadLetter, rows)
+    _await_ack(place, new_ids, [row["custody_key"] for row in rows])
     if new_ids:
         audit.record(
             "capture", actor=actor, reason=reason, job=job, place=place, letter_ids=new_ids, outcome="stored",
@@ -138,32 +162,35 @@ def store_captured(
     return Stored(new_ids, matched, taken_over=sum(1 for i in matched if job_id is None or stored_by[i] != job_id))
 
 
-def _link_returns(fresh: list[tuple[DeadLetter, Received]]) -> None:
-    by_replay_id: dict[str, list[DeadLetter]] = {}
-    for letter, message in fresh:
-        rid = message.headers.get(REPLAY_ID_HEADER)
+def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> None:
+    """Letters carrying our replay id header point to the letter whose replay they are."""
+    by_replay_id: dict[str, list[dict]] = {}
+    for row, item in fresh:
+        rid = item.message.headers.get(REPLAY_ID_HEADER)
         if isinstance(rid, bytes):
             rid = rid.decode("utf-8", "replace")
         if rid:
-            by_replay_id.setdefault(str(rid), []).append(letter)
+            by_replay_id.setdefault(str(rid), []).append(row)
     if not by_replay_id:
         return
     parents = DeadLetter.objects.filter(replay_id__in=list(by_replay_id)).values("id", "replay_id", "last_job_id")
     for parent in parents:
-        for letter in by_replay_id[parent["replay_id"]]:
-            letter.parent_id = parent["id"]
+        for row in by_replay_id[parent["replay_id"]]:
+            row["parent_id"] = parent["id"]
         if parent["last_job_id"]:
             Job.objects.filter(id=parent["last_job_id"]).update(
                 returned=F("returned") + len(by_replay_id[parent["replay_id"]])
             )
 
 
-def _await_ack(place: DeadPlace, letters: Sequence[DeadLetter]) -> None:
+def _await_ack(place: DeadPlace, letter_ids: list[int], keys: list[str]) -> None:
+    if not letter_ids:
+        return
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {PendingAck._meta.db_table} (letter_id, place_id, custody_key) "
             "SELECT unnest(%s::bigint[]), %s, unnest(%s::varchar[])",
-            [[letter.id for letter in letters], place.pk, [letter.custody_key for letter in letters]],
+            [letter_ids, place.pk, keys],
         )
 
 

@@ -27,7 +27,8 @@ class NatsCapture(CaptureSession):
     ones not acknowledged so the next capture gets them at once (flagged redelivered, so a copy
     committed before a crash is matched instead of stored twice).
 
-    The place is drained when no advisory is waiting and none is out with another session: the
+    The place is drained when no advisory is waiting and none is out with another session (or
+    none but those this session holds): the
     advisories a crashed capture held come back after the ack wait, and this session
     waits for them rather than report the place empty while they are still out.
     """
@@ -58,7 +59,7 @@ class NatsCapture(CaptureSession):
             tracker = await js.consumer_info(self.adapter.advisory_stream, name)
             if tracker.num_pending:
                 notes += await _fetch(subscription, min(max_count - len(notes), tracker.num_pending), 5.0)
-            elif tracker.num_ack_pending:
+            elif tracker.num_ack_pending > self._held(name):
                 out_elsewhere.append((name, tracker.config.ack_wait or self.adapter.advisory_ack_wait))
         if not notes and out_elsewhere:
             # Everything left is held by a capture that died before acking: wait for the server
@@ -66,6 +67,11 @@ class NatsCapture(CaptureSession):
             name, ack_wait = out_elsewhere[0]
             notes = await _fetch(self._subscriptions[name], max_count, ack_wait + 5)
         return [received for note in notes if (received := await self._letter(js, note)) is not None]
+
+    def _held(self, consumer: str) -> int:
+        """How many of the consumer's advisories this session holds unacknowledged (taken
+        ahead while the batch before them is stored): those are not out with another capture."""
+        return sum(1 for note in self.unacked.values() if note.metadata.consumer == consumer)
 
     async def _letter(self, js: JetStreamContext, note: Any) -> Received | None:
         try:
