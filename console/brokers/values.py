@@ -4,6 +4,10 @@ Strings, numbers, booleans, null, lists and tables map to themselves. Bytes, tim
 decimals become one-key objects tagged ``$bytes`` (base64), ``$ts`` (ISO 8601, UTC) and
 ``$decimal``; a table key that starts with ``$`` is escaped with one more ``$`` so a hostile
 header can never pass for a tag.
+
+PostgreSQL's text and JSON cannot hold NUL, nor UTF-16 surrogates on their own: a string with
+either is tagged ``$str`` (its UTF-8 bytes, surrogates kept, in base64) and comes back exact.
+A table key cannot be tagged: its NUL is written as the visible escape ``\\x00``.
 """
 
 from __future__ import annotations
@@ -14,11 +18,33 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-_TAGS = {"$bytes", "$ts", "$decimal"}
+_TAGS = {"$bytes", "$ts", "$decimal", "$str"}
+
+
+def storable(text: str) -> bool:
+    """Whether PostgreSQL can keep ``text`` as text: no NUL, no lone surrogate."""
+    if "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def escape_nul(text: str) -> str:
+    """``text`` with NUL written as ``\\x00`` and lone surrogates replaced, for a text column."""
+    if storable(text):
+        return text
+    return text.replace("\x00", "\\x00").encode("utf-8", "replace").decode("utf-8")
 
 
 def to_json(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, str):
+        return value if storable(value) else {"$str": base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii")}
+    if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
@@ -29,10 +55,15 @@ def to_json(value: Any) -> Any:
     if isinstance(value, Decimal):
         return {"$decimal": str(value)}
     if isinstance(value, dict):
-        return {(f"${k}" if str(k).startswith("$") else str(k)): to_json(v) for k, v in value.items()}
+        return {_key(str(k)): to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     return str(value)
+
+
+def _key(name: str) -> str:
+    name = escape_nul(name)
+    return f"${name}" if name.startswith("$") else name
 
 
 def from_json(value: Any) -> Any:
@@ -48,6 +79,8 @@ def from_json(value: Any) -> Any:
             return datetime.fromisoformat(inner)
         if tag == "$decimal":
             return Decimal(inner)
+        if tag == "$str":
+            return base64.b64decode(inner).decode("utf-8", "surrogatepass")
     return {(k[1:] if k.startswith("$$") else k): from_json(v) for k, v in value.items()}
 
 
@@ -61,6 +94,8 @@ def display(value: Any) -> str:
                 return raw.decode("utf-8")
             except UnicodeDecodeError:
                 return raw.hex(" ")
+        if tag == "$str":
+            return escape_nul(base64.b64decode(inner).decode("utf-8", "surrogatepass"))
         if tag in _TAGS:
             return str(inner)
     if isinstance(value, str):

@@ -12,7 +12,7 @@ from django.db.models import F
 
 from console.brokers import Received
 from console.brokers.frameworks import enrich
-from console.brokers.values import to_json
+from console.brokers.values import escape_nul, to_json
 from console.models import DeadLetter, DeadPlace, Job, PendingAck
 from console.services import audit
 from console.services.copy_insert import copy_insert
@@ -48,25 +48,26 @@ class _Prepared:
 
 
 def _letter_row(place: DeadPlace, prepared: _Prepared, key: str, job: Job | None) -> dict:
-    """The new letter's columns, as ``copy_insert`` writes them."""
+    """The new letter's columns, as ``copy_insert`` writes them. Text from the message that
+    PostgreSQL cannot hold (NUL) is escaped; headers and properties keep it exactly (tagged)."""
     message = prepared.message
     env = enrich(message.envelope, message.headers)
     return {
         "place_id": place.pk,
         "broker_id": place.broker_id,
-        "message_id": message.message_id[:500],
+        "message_id": escape_nul(message.message_id[:500]),
         "custody_key": key,
         "capture_job_id": job.pk if job is not None else None,
-        "origin_address": env.origin_address[:500],
-        "origin_queue": env.origin_queue[:500],
-        "routing_key": env.routing_key[:500],
-        "reason": env.reason[:50],
+        "origin_address": escape_nul(env.origin_address[:500]),
+        "origin_queue": escape_nul(env.origin_queue[:500]),
+        "routing_key": escape_nul(env.routing_key[:500]),
+        "reason": escape_nul(env.reason[:50]),
         "death_count": env.death_count,
         "first_failed_at": env.first_failed_at,
         "last_failed_at": env.last_failed_at,
-        "exception_type": env.exception_type[:500],
-        "exception_message": env.exception_message,
-        "exception_stack": env.exception_stack,
+        "exception_type": escape_nul(env.exception_type[:500]),
+        "exception_message": escape_nul(env.exception_message),
+        "exception_stack": escape_nul(env.exception_stack),
         "fingerprint": env.fingerprint(),
         "envelope_details": json.dumps(to_json(env.details)),
         "headers": prepared.headers_json,

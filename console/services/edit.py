@@ -29,7 +29,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from console.brokers.values import display, from_json, to_json
+from console.brokers.values import display, escape_nul, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
 from console.services.audit import Actor
@@ -82,8 +82,6 @@ def do_edit_and_replay(
         raise JobError(f"letter {original.pk} has no known origin to replay its copy to")
     if not isinstance(headers, dict):
         raise JobError("headers must be a JSON object")
-    if _holds_nul(headers):
-        raise JobError("header names and text values cannot hold NUL; tag such values as $bytes")
     before_body = original.body_bytes
     copy = DeadLetter.objects.create(
         **{field: getattr(original, field) for field in _ENVELOPE_FIELDS},
@@ -128,24 +126,8 @@ def edit_diff(before_body: bytes, after_body: bytes, before_headers: dict, after
     }
 
 
-def _holds_nul(value: Any) -> bool:
-    """Whether a JSON value has NUL in a key or string (PostgreSQL's JSON cannot store it)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, list):
-        return any(_holds_nul(v) for v in value)
-    if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
-    return False
-
-
-def _storable(text: str) -> str:
-    """PostgreSQL's JSON cannot hold NUL characters: write them as an escape the reader sees."""
-    return text.replace("\x00", "\\x00")
-
-
 def _short(value: Any) -> str:
-    shown = _storable(display(value))
+    shown = escape_nul(display(value))
     return shown if len(shown) <= VALUE_CHARS else shown[:VALUE_CHARS] + "…"
 
 
@@ -158,7 +140,7 @@ def _text_diff(before: bytes, after: bytes) -> str:
     except UnicodeDecodeError:
         return ""
     lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", lineterm="", n=2)
-    text = _storable("\n".join(lines))
+    text = escape_nul("\n".join(lines))
     return text if len(text) <= DIFF_CHARS else text[:DIFF_CHARS] + "\n… (diff cut)"
 
 

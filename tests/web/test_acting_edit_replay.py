@@ -92,7 +92,6 @@ def test_changed_and_removed_headers_and_a_binary_body_in_base64(signed_in, plac
         ({"headers": "{not json"}, "The headers are not valid JSON"),
         ({"headers": "[1, 2]"}, "Headers: headers must be a JSON object"),
         ({"headers": '{"x": {"$ts": "yesterday"}}'}, "Headers: a tagged header value does not decode"),
-        ({"headers": '{"x": "a\\u0000b"}'}, "cannot hold NUL"),
         ({"body": "@@not base64@@", "body_encoding": "base64"}, "The body is not valid base64."),
         ({"reason": ""}, "A reason is required: it goes into the audit."),
     ],
