@@ -42,9 +42,19 @@ def escape_nul(text: str) -> str:
 
 
 def to_json(value: Any) -> Any:
+    kind = type(value)  # the common exact types first: a capture runs this on every header
+    if kind is str:
+        return value if "\x00" not in value and (value.isascii() or storable(value)) else _tag_str(value)
+    if kind is dict:
+        return {(k if type(k) is str and k.isascii() and "\x00" not in k and k[:1] != "$" else _key(k)): to_json(v)
+                for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [to_json(v) for v in value]
+    if value is None or kind is int or kind is bool or kind is float:
+        return value
     if isinstance(value, str):
-        return value if storable(value) else {"$str": base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii")}
-    if value is None or isinstance(value, (bool, int, float)):
+        return to_json(str(value))
+    if isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
@@ -55,14 +65,21 @@ def to_json(value: Any) -> Any:
     if isinstance(value, Decimal):
         return {"$decimal": str(value)}
     if isinstance(value, dict):
-        return {_key(str(k)): to_json(v) for k, v in value.items()}
+        return {_key(k): to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     return str(value)
 
 
-def _key(name: str) -> str:
-    name = escape_nul(name)
+def _tag_str(text: str) -> dict:
+    return {"$str": base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")}
+
+
+def _key(name: Any) -> str:
+    if type(name) is not str:
+        name = str(name)
+    if not (name.isascii() and "\x00" not in name):
+        name = escape_nul(name)
     return f"${name}" if name.startswith("$") else name
 
 

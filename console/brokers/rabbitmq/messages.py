@@ -62,6 +62,13 @@ def encode_properties(properties: Mapping[str, Any], headers: Mapping[str, Any])
 
 def plain(value: Any) -> Any:
     """Decoded AMQP values with byte arrays as bytes, recursively."""
+    kind = type(value)  # the exact types pamqp decodes to first: this runs on every delivery
+    if kind is str or kind is int or value is None or kind is bool:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     if isinstance(value, Mapping):
