@@ -84,9 +84,10 @@ def _key(name: Any) -> str:
 
 
 def from_json(value: Any) -> Any:
-    if isinstance(value, list):
+    kind = type(value)  # JSON gives exact types; a replay runs this on every header
+    if kind is list:
         return [from_json(v) for v in value]
-    if not isinstance(value, dict):
+    if kind is not dict:
         return value
     if len(value) == 1:
         (tag, inner), = value.items()
@@ -98,7 +99,7 @@ def from_json(value: Any) -> Any:
             return Decimal(inner)
         if tag == "$str":
             return base64.b64decode(inner).decode("utf-8", "surrogatepass")
-    return {(k[1:] if k.startswith("$$") else k): from_json(v) for k, v in value.items()}
+    return {(k[1:] if k[:2] == "$$" else k): from_json(v) for k, v in value.items()}
 
 
 def display(value: Any) -> str:

@@ -85,6 +85,11 @@ def table(value: Mapping[str, Any]) -> dict[str, Any]:
     pamqp writes every float as a 32-bit ``f``, so a 64-bit ``d`` header comes back rounded.
     """
     def fix(item: Any) -> Any:
+        kind = type(item)  # the common exact types first: this runs on every publish
+        if kind is str or kind is int or item is None or kind is bool:
+            return item
+        if kind is dict:
+            return {k if type(k) is str else str(k): fix(v) for k, v in item.items()}
         if isinstance(item, Mapping):
             return {str(k): fix(v) for k, v in item.items()}
         if isinstance(item, (list, tuple)):
