@@ -29,7 +29,9 @@ class DeadPlace(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.broker.name}:{self.scope + '/' if self.scope else ''}{self.name}"
+        # RabbitMQ's default vhost "/" goes unsaid: "broker://orders.dlq" read like a URL.
+        scope = self.scope if self.scope not in ("", "/") else ""
+        return f"{self.broker.name}:{scope + '/' if scope else ''}{self.name}"
 
     @property
     def ref(self) -> PlaceRef:
