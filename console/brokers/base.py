@@ -109,7 +109,8 @@ class ServerMove:
 
     ``count`` is how many messages it moves before it removes itself; ``state`` is the broker's
     own word for how it is doing (``starting``, ``running``, ``terminated``...), with its
-    explanation, if it gave one, in ``details``.
+    explanation, if it gave one, in ``details``. ``resend_window`` is how many messages it may
+    send twice when the broker restarts or its connection drops (it delivers at least once).
     """
 
     name: str
@@ -118,6 +119,7 @@ class ServerMove:
     count: int | None = None
     state: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    resend_window: int = 0
 
 
 class CaptureSession:

@@ -92,7 +92,22 @@ class ShovelRun:
         Job.objects.filter(pk=self.job.pk).update(selection=self.job.selection, heartbeat_at=timezone.now())
 
     def _retry(self, action: Callable[[], T]) -> T:
-        return with_broker_retry(self.job, action)
+        """The action, waiting out broker outages; the job remembers it waited one out, since
+        the shovel may then have sent some messages twice."""
+        failed = []
+
+        def attempt() -> T:
+            try:
+                return action()
+            except BrokerError as exc:
+                if not exc.permanent:
+                    failed.append(exc)
+                raise
+
+        result = with_broker_retry(self.job, attempt)
+        if failed and not self.job.selection.get("outage"):
+            self._remember(outage=True)
+        return result
 
     def count(self) -> Counts:
         def both() -> Counts:
@@ -125,6 +140,7 @@ class ShovelRun:
         self._checkpoint()
         move = self._retry(lambda: self.adapter.server_move(self.source, self.name))
         if move is not None:
+            self._remember(resend_window=move.resend_window)
             note(self.job, f"found its shovel {self.name} on the broker ({move.state}): following it")
             return True
         if self.job.selection.get("started"):
@@ -136,8 +152,9 @@ class ShovelRun:
         # Remembered before it is asked for: a worker dying in between leaves a job that
         # checks the counts before starting anything (above), never one that starts twice.
         self._remember(started=True)
-        self._retry(lambda: self.adapter.start_server_move(self.source, self.job.target, name=self.name,
-                                                           count=self.expected))
+        move = self._retry(lambda: self.adapter.start_server_move(self.source, self.job.target, name=self.name,
+                                                                  count=self.expected))
+        self._remember(resend_window=move.resend_window)
         note(self.job, f"started the shovel {self.name}: the broker moves {self.expected} messages "
                        f"from {self.place.name} to {self.job.target}")
         return True
@@ -154,6 +171,15 @@ class ShovelRun:
             Job.objects.filter(pk=self.job.pk).update(done=moved, heartbeat_at=timezone.now())
             self.job.done = moved
             if move is None:
+                return
+            if self.all_moved(now):
+                # Done by the counts while the shovel is still there. A shovel restarted with
+                # its broker counts its src-delete-after from zero again and would wait for
+                # more; removed now, it cannot take letters that arrive later.
+                self._retry(lambda: self.adapter.stop_server_move(self.source, self.name))
+                self.removed = True
+                note(self.job, f"the counts show all {self.expected} messages moved while the shovel "
+                               f"{self.name} was still running (restarted with its broker?): it was removed")
                 return
             if move.state != state:
                 state = move.state
@@ -172,6 +198,12 @@ class ShovelRun:
                     f"had moved and stay in {self.job.target}; {now.source} are in {self.place.name}",
                     permanent=True)
             time.sleep(POLL_SECONDS)
+
+    def all_moved(self, now: Counts) -> bool:
+        """The place lost what it held and (unless consumers empty it) the target gained it."""
+        lost = self.before.source - now.source
+        consumed = self.before.target_consumers or now.target_consumers
+        return lost >= self.expected and (consumed or now.target - self.before.target >= self.expected)
 
     def moved(self, now: Counts) -> int:
         """How many have moved so far: what the target gained, or, when the target has
@@ -210,7 +242,8 @@ class ShovelRun:
         if consumed:
             note(self.job, f"{self.job.target} has consumers, who take what arrives: its count cannot prove "
                            f"the move, so the proof is {self.place.name} having lost exactly {expected}")
-        proved = lost == expected and (consumed or gained == expected)
+        resent = self.resent(lost, gained, bool(consumed))
+        proved = lost == expected and (consumed or gained == expected or resent)
         DeadPlace.objects.filter(pk=self.place.pk).update(depth=now.source, consumers=now.source_consumers,
                                                           last_seen_at=timezone.now())
         if not proved:
@@ -218,9 +251,23 @@ class ShovelRun:
             raise BrokerError(self._mismatch(lost, gained, bool(consumed)), permanent=True)
         Job.objects.filter(pk=self.job.pk).update(done=expected)
         self.job.done = expected
-        self._record("verified", now, moved=expected)
+        self._record("verified", now, moved=expected, resent=resent)
         proof = f"{self.place.name} lost {lost}" + ("" if consumed else f" and {self.job.target} gained {gained}")
+        if resent:
+            note(self.job, f"{self.job.target} gained {resent} more than {self.place.name} lost: copies the shovel "
+                           "sent again after the broker went away (a shovel delivers at least once, up to "
+                           f"{self.job.selection.get('resend_window')} at a time); nothing was lost")
+            proof += f" ({resent} of them sent twice across the broker outage)"
         return f"moved {expected} messages from {self.place} to {self.job.target} on the broker; verified: {proof}"
+
+    def resent(self, lost: int, gained: int, consumed: bool) -> int:
+        """Copies sent twice, when the counts show them and the job waited out an outage: the
+        place lost all it held and the target gained more, by no more than the shovel's window."""
+        extra = gained - lost
+        window = self.job.selection.get("resend_window") or 0
+        if consumed or not self.job.selection.get("outage") or lost != self.expected or not 0 < extra <= window:
+            return 0
+        return extra
 
     def _mismatch(self, lost: int, gained: int, consumed: bool) -> str:
         expected, source, target = self.expected, self.place.name, self.job.target
@@ -238,11 +285,11 @@ class ShovelRun:
             why = f"something else put messages into or took them from {source} or {target} meanwhile"
         return f"{said}: {why}"
 
-    def _record(self, outcome: str, now: Counts, *, moved: int) -> None:
+    def _record(self, outcome: str, now: Counts, *, moved: int, resent: int = 0) -> None:
         """The outcome in the audit, with the counts (committed even when the job then fails)."""
         job = self.job
         with transaction.atomic():
             audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                          place=self.place, target=job.target, count=moved, outcome=outcome,
-                         details={"shovel": self.name, "expected": self.expected,
+                         details={"shovel": self.name, "expected": self.expected, "sent_twice": resent,
                                   "before": asdict(self.before), "after": asdict(now)})

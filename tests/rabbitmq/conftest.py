@@ -76,3 +76,39 @@ def killer(filesystem_transport, tmp_path, settings):
     worker = Worker(filesystem_transport, tmp_path / "worker.log", **worker_settings())
     yield Killer(worker)
     worker.kill()
+
+
+# -- a broker of the test's own, to stop and start (tests.rabbitmq.private_node) ----------------
+
+@pytest.fixture
+def private_rabbit(request, tmp_path):
+    """A private RabbitMQ node; ``@pytest.mark.parametrize("private_rabbit", [{"management": True}],
+    indirect=True)`` gives it the management API and the shovel."""
+    from tests.rabbitmq.private_node import PrivateRabbit
+
+    node = PrivateRabbit(tmp_path / "rabbit", **getattr(request, "param", {}))
+    try:
+        node.start()
+        yield node
+    finally:
+        node.close()
+
+
+@pytest.fixture
+def private_kit(private_rabbit):
+    helper = RabbitKit(port=private_rabbit.port)
+    yield helper
+    helper.close()
+
+
+@pytest.fixture
+def watch(filesystem_transport, tmp_path):
+    """A real worker that waits up to two minutes for a broker, and a watch on its jobs."""
+    from tests.rabbitmq.crash import BATCH_SIZE
+    from tests.workers import JobWatch, Worker
+
+    worker = Worker(filesystem_transport, tmp_path / "worker.log",
+                    DLO_BATCH_SIZE=str(BATCH_SIZE), DLO_BROKER_WAIT_SECONDS="120")
+    worker.start()
+    yield JobWatch(worker, wait_seconds=120)
+    worker.kill()

@@ -3,8 +3,8 @@
 The shared RabbitMQ on 5672 must never be restarted (other tests and engineers use it), so a
 test about a broker outage runs this node instead: its own node name, AMQP and distribution
 ports, data and log folders and Erlang cookie (HOME) under the test's tmp folder, no plugins
-(so no management listener to clash on 15672), and its own config file instead of the
-machine's /etc/rabbitmq ones. Stopping and starting keeps the data folder, so durable queues
+unless asked for (``management=True``: the management API, on a port of its own, and the
+shovel), and its own config file instead of the machine's /etc/rabbitmq ones. Stopping and starting keeps the data folder, so durable queues
 and persistent messages live through the restart, as on a real broker.
 """
 
@@ -29,14 +29,20 @@ def free_port() -> int:
 
 
 class PrivateRabbit:
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, *, management: bool = False) -> None:
         assert (SBIN / "rabbitmq-server").exists(), f"RabbitMQ's server scripts are not in {SBIN}"
         self.base = base
         self.node = f"dlo-outage-{uuid.uuid4().hex[:8]}@localhost"
         self.port = free_port()
         base.mkdir(parents=True, exist_ok=True)
-        (base / "enabled_plugins").write_text("[].\n")
-        (base / "rabbitmq.conf").write_text(f"listeners.tcp.local = 127.0.0.1:{self.port}\n")
+        self.management_port = free_port() if management else None
+        config = f"listeners.tcp.local = 127.0.0.1:{self.port}\n"
+        plugins = "[]"
+        if management:
+            plugins = "[rabbitmq_management,rabbitmq_shovel,rabbitmq_shovel_management]"
+            config += f"management.tcp.ip = 127.0.0.1\nmanagement.tcp.port = {self.management_port}\n"
+        (base / "enabled_plugins").write_text(f"{plugins}.\n")
+        (base / "rabbitmq.conf").write_text(config)
         (base / "rabbitmq-env.conf").write_text("")
         self.pid_file = base / "node.pid"
         self.env = {
@@ -58,6 +64,10 @@ class PrivateRabbit:
     @property
     def url(self) -> str:
         return f"amqp://guest:guest@127.0.0.1:{self.port}/%2F"
+
+    @property
+    def management_url(self) -> str:
+        return f"http://127.0.0.1:{self.management_port}"
 
     def start(self) -> None:
         """Start the node and return once it accepts connections."""

@@ -15,39 +15,10 @@ from console.models import DeadPlace, Job
 from console.services.brokers import do_add_broker
 from console.services.jobs import do_capture, do_replay
 from tests.rabbitmq.crash import BATCH_SIZE, arrivals, assert_replayed, dead_letter_numbered, dead_queue
-from tests.rabbitmq.kit import RabbitKit
-from tests.rabbitmq.private_node import PrivateRabbit
-from tests.workers import JobWatch, Worker
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 LETTERS = 4000
-
-
-@pytest.fixture
-def private_rabbit(tmp_path):
-    node = PrivateRabbit(tmp_path / "rabbit")
-    try:
-        node.start()
-        yield node
-    finally:
-        node.close()
-
-
-@pytest.fixture
-def private_kit(private_rabbit):
-    helper = RabbitKit(port=private_rabbit.port)
-    yield helper
-    helper.close()
-
-
-@pytest.fixture
-def watch(filesystem_transport, tmp_path):
-    worker = Worker(filesystem_transport, tmp_path / "worker.log",
-                    DLO_BATCH_SIZE=str(BATCH_SIZE), DLO_BROKER_WAIT_SECONDS="120")
-    worker.start()
-    yield JobWatch(worker, wait_seconds=120)
-    worker.kill()
 
 
 def test_a_replay_waits_out_a_broker_restart_and_loses_nothing(private_rabbit, private_kit, watch, operator):

@@ -6,7 +6,9 @@ starts it when the parameter appears and stops it when it goes. The console's sh
 - connect with the ``amqp:///{vhost}`` URI, RabbitMQ's direct connection inside the cluster as
   the user who declared the parameter, so no password is written into the broker's parameters;
 - acknowledge a message in the source only once the destination confirmed it
-  (``ack-mode: on-confirm``);
+  (``ack-mode: on-confirm``), with at most ``PREFETCH`` unacknowledged at a time: a broker
+  restart or a lost connection makes the shovel send those again (it delivers at least once),
+  so the destination may gain up to that many copies;
 - remove themselves after a given number of messages (``src-delete-after: <count>``), the count
   the caller read just before. ``queue-length`` would move whatever the queue holds when the
   shovel gets round to reading it, so dead letters arriving in between would be moved too and
@@ -28,6 +30,10 @@ from console.brokers.base import BrokerError, ServerMove
 from console.brokers.rabbitmq.management import ManagementAPI, quoted
 
 
+#: Messages a shovel takes from its source before their acknowledgements (RabbitMQ's default).
+PREFETCH = 1000
+
+
 def parameter_path(vhost: str, name: str) -> str:
     return f"/api/parameters/shovel/{quoted(vhost)}/{quoted(name)}"
 
@@ -38,7 +44,7 @@ def definition(vhost: str, source: str, destination: str, count: int) -> dict[st
     return {
         "src-protocol": "amqp091", "src-uri": local, "src-queue": source,
         "dest-protocol": "amqp091", "dest-uri": local, "dest-queue": destination,
-        "ack-mode": "on-confirm", "src-delete-after": count,
+        "ack-mode": "on-confirm", "src-prefetch-count": PREFETCH, "src-delete-after": count,
     }
 
 
@@ -49,8 +55,10 @@ def find_shovel(api: ManagementAPI, vhost: str, name: str) -> ServerMove | None:
         return None
     value = parameter.get("value") or {}
     count = value.get("src-delete-after")
+    prefetch = value.get("src-prefetch-count")
     move = ServerMove(name=name, source=str(value.get("src-queue", "")), destination=str(value.get("dest-queue", "")),
-                      count=count if isinstance(count, int) else None, state="starting")
+                      count=count if isinstance(count, int) else None, state="starting",
+                      resend_window=prefetch if isinstance(prefetch, int) else PREFETCH)
     # The status report lists a shovel a moment after its parameter appears, and not at all
     # once it has removed itself; until it does, "starting" is the truth.
     for row in api.find(f"/api/shovels/{quoted(vhost)}") or []:
@@ -79,7 +87,8 @@ def start_shovel(api: ManagementAPI, vhost: str, source: str, destination: str, 
             raise
         raise BrokerError(f"{exc.message} (declaring a shovel needs the rabbitmq_shovel plugin and a user with "
                           "the 'policymaker' or 'administrator' tag)", permanent=True) from None
-    return ServerMove(name=name, source=source, destination=destination, count=count, state="starting")
+    return ServerMove(name=name, source=source, destination=destination, count=count, state="starting",
+                      resend_window=PREFETCH)
 
 
 def stop_shovel(api: ManagementAPI, vhost: str, name: str) -> None:
