@@ -38,3 +38,14 @@ def test_a_capture_interrupted_between_commit_and_ack_stores_nothing_twice(harne
     assert sorted(l.body_bytes for l in letters) == sorted(BODIES)
     assert DeadLetter.objects.filter(place=dead).count() == len(BODIES)
     assert harness.dead_count() == 0
+
+
+def test_a_capture_with_a_limit_takes_that_many_and_leaves_the_rest(harness, dead, settings):
+    settings.DLO_BATCH_SIZE = 1  # batches of one: the next is taken while the one before is stored
+    job = capture(dead, harness.operator, limit=2)
+    assert (job.status, job.done) == ("succeeded", 2), job.error
+    assert len(letters_of(dead)) == 2 and harness.dead_count() == len(BODIES) - 2
+
+    assert capture(dead, harness.operator).done == len(BODIES) - 2
+    assert sorted(l.body_bytes for l in letters_of(dead)) == sorted(BODIES)
+    assert harness.dead_count() == 0
