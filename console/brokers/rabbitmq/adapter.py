@@ -110,9 +110,21 @@ class RabbitMQAdapter(Adapter):
             raise BrokerError(f"{self.where()}: {_reason(exc)}", permanent=True) from None
         except (amqp_errors.ChannelAccessRefused, amqp_errors.ChannelPreconditionFailed) as exc:
             raise BrokerError(f"{self.where()} refused: {_reason(exc)}", permanent=True) from None
+        except RecursionError:
+            raise self._unreadable() from None
         except (amqp_errors.AMQPError, amqp_errors.ChannelInvalidStateError, ConnectionError, OSError,
                 asyncio.CancelledError) as exc:
+            if isinstance(exc.__cause__, RecursionError):
+                raise self._unreadable() from None
             raise BrokerError(f"lost the connection to {self.where()}: {_reason(exc)}", permanent=False) from None
+
+    def _unreadable(self) -> BrokerError:
+        """A message whose header tables nest deeper than the AMQP client's decoder can follow
+        (it recurses, and Python's stack stops it): reading it closes the connection, every time."""
+        return BrokerError(
+            f"a message from {self.where()} cannot be read: its headers nest deeper than the AMQP client can "
+            "decode. It stays on the broker, unacknowledged, ahead of the messages behind it; move it aside "
+            "with RabbitMQ's own tools (a shovel, or the management UI), then try again", permanent=True)
 
     async def _connection(self, vhost: str) -> Any:
         lock = self._connecting.setdefault(vhost, asyncio.Lock())
