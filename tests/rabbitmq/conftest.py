@@ -51,11 +51,11 @@ def captured(kit, rabbit_broker, operator):
     from console.services.brokers import do_discover
     from console.services.jobs import do_capture
 
-    def make(base: str, messages: list[tuple[bytes, dict]]):
+    def make(base: str, messages: list[tuple]):
         dlq = kit.queue(kit.name(base) + ".dlq")
         work = kit.queue(kit.name(base), {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
-        for body, headers in messages:
-            kit.publish(work, body, headers=headers)
+        for body, headers, *properties in messages:  # (body, headers[, properties])
+            kit.publish(work, body, headers=headers, **(properties[0] if properties else {}))
         kit.reject(work, count=len(messages))
         kit.wait_depth(dlq, len(messages))
         (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]

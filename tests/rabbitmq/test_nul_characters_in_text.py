@@ -35,3 +35,9 @@ def test_nul_in_headers_and_ids_is_captured_shown_and_replayed_exactly(kit, capt
     (back,) = kit.drain(work)
     assert back.body == b"body"
     assert back.headers["note"] == HOSTILE and back.headers["list"] == ["a\x00", "b"]
+
+
+def test_a_message_id_of_nuls_still_fits_its_column(captured):
+    _, _, (letter,) = captured("nul-id", [(b"body", {}, {"message_id": "\x00" * 200})])
+    assert letter.message_id == ("\\x00" * 200)[:500]
+    assert from_json(letter.properties)["message_id"] == "\x00" * 200
