@@ -2,7 +2,8 @@
 
 Strings, numbers, booleans, null, lists and tables map to themselves. Bytes, timestamps and
 decimals become one-key objects tagged ``$bytes`` (base64), ``$ts`` (ISO 8601, UTC) and
-``$decimal``; a table key that starts with ``$`` is escaped with one more ``$`` so a hostile
+``$decimal``, and floats that JSON cannot write (NaN, infinities) or that PostgreSQL would
+give back as integers (written with an exponent) ``$float``; a table key that starts with ``$`` is escaped with one more ``$`` so a hostile
 header can never pass for a tag.
 
 PostgreSQL's text and JSON cannot hold NUL, nor UTF-16 surrogates on their own: a string with
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-_TAGS = {"$bytes", "$ts", "$decimal", "$str"}
+_TAGS = {"$bytes", "$ts", "$decimal", "$str", "$float"}
 
 
 def storable(text: str) -> bool:
@@ -50,12 +52,17 @@ def to_json(value: Any) -> Any:
                 for k, v in value.items()}
     if kind is list or kind is tuple:
         return [to_json(v) for v in value]
-    if value is None or kind is int or kind is bool or kind is float:
+    if value is None or kind is int or kind is bool:
         return value
+    if kind is float:  # PostgreSQL's JSON keeps a number's digits, not its exponent or NaN
+        text = repr(value)
+        return value if math.isfinite(value) and "e" not in text else {"$float": text}
     if isinstance(value, str):
         return to_json(str(value))
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int)):
         return value
+    if isinstance(value, float):
+        return to_json(float(value))
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, datetime):
@@ -99,6 +106,8 @@ def from_json(value: Any) -> Any:
             return Decimal(inner)
         if tag == "$str":
             return base64.b64decode(inner).decode("utf-8", "surrogatepass")
+        if tag == "$float":
+            return float(inner)
     return {(k[1:] if k[:2] == "$$" else k): from_json(v) for k, v in value.items()}
 
 

@@ -1,10 +1,11 @@
 """Any header value a broker can carry is kept in PostgreSQL's JSON and comes back exact:
-strings with NUL or lone surrogates, bytes, timestamps, decimals, nested tables, and table
-keys that look like our tags."""
+strings with NUL or lone surrogates, bytes, timestamps, decimals, floats JSON cannot write
+(NaN, infinities), nested tables, and table keys that look like our tags."""
 
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timezone
 from decimal import Decimal
 
@@ -17,7 +18,7 @@ from console.brokers.values import from_json, to_json
 
 pytestmark = pytest.mark.django_db
 
-scalars = (st.none() | st.booleans() | st.integers(-(2 ** 63), 2 ** 63 - 1) | st.text()
+scalars = (st.none() | st.booleans() | st.integers(-(2 ** 63), 2 ** 63 - 1) | st.floats(allow_nan=False) | st.text()
            | st.text(alphabet=st.characters(codec=None, categories=None)) | st.binary()
            | st.datetimes(timezones=st.just(timezone.utc)) | st.decimals(allow_nan=False, allow_infinity=False))
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
@@ -41,3 +42,5 @@ def test_the_hard_cases_by_name():
     hard = {"nul": "a\x00b", "surrogate": "x\udc80y", "tag-like": {"$bytes": "not bytes"},
             "bytes": b"\x00\xff", "when": datetime(2026, 11, 23, tzinfo=timezone.utc), "amount": Decimal("1.10")}
     assert through_postgres(hard) == hard
+    assert math.isnan(through_postgres({"x": float("nan")})["x"])
+    assert through_postgres([float("inf"), float("-inf")]) == [float("inf"), float("-inf")]
