@@ -37,7 +37,7 @@ class BodyField(serializers.Field):
 class EditReplaySerializer(serializers.Serializer):
     body = BodyField(help_text='The edited body: text, or {"base64": "..."}')
     headers = serializers.DictField(
-        required=False, help_text="All headers of the copy, tagged JSON ($bytes, $ts, $decimal, $str); "
+        required=False, help_text="All headers of the copy, tagged JSON ($bytes, $ts, $decimal, $str, $float); "
                                   "left out: the letter's own headers")
     reason = serializers.CharField(help_text="Why (audited)")
     ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
