@@ -1,5 +1,6 @@
-"""Field values that are not UTF-8, field names that are not either, and a 5 MiB body survive
-capture and replay byte for byte, in their order."""
+"""Field values that are not UTF-8, field names that are not either, names and values with NUL
+(which PostgreSQL's text cannot hold), and a 5 MiB body survive capture and replay byte for
+byte, in their order."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
 def test_binary_fields_and_a_large_body_come_back_unchanged(redis_client, poisoned, redis_broker, operator):
     body = os.urandom(5 * 1024 * 1024)
-    fields = {b"trace": b"\xff\xfe\x00<script>", b"body": body, b"\xc3\x28name": b"latin-1 \xe9", b"text": "żółw"}
+    fields = {b"trace": b"\xff\xfe\x00<script>", b"body": body, b"\xc3\x28name": b"latin-1 \xe9", b"text": "żółw",
+              b"nul\x00name": b"nul\x00value"}
     redis_client.xadd(poisoned.stream, fields)
     poisoned.fail(times=4)
     place = discovered(redis_broker, operator, poisoned.group, scope=poisoned.stream)
