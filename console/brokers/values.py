@@ -46,10 +46,9 @@ def escape_nul(text: str) -> str:
 def to_json(value: Any) -> Any:
     kind = type(value)  # the common exact types first: a capture runs this on every header
     if kind is str:
-        return value if "\x00" not in value and (value.isascii() or storable(value)) else _tag_str(value)
+        return value if storable(value) else _tag_str(value)
     if kind is dict:
-        return {(k if type(k) is str and k.isascii() and "\x00" not in k and k[:1] != "$" else _key(k)): to_json(v)
-                for k, v in value.items()}
+        return {_key(k): to_json(v) for k, v in value.items()}
     if kind is list or kind is tuple:
         return [to_json(v) for v in value]
     if value is None or kind is int or kind is bool:
@@ -83,11 +82,8 @@ def _tag_str(text: str) -> dict:
 
 
 def _key(name: Any) -> str:
-    if type(name) is not str:
-        name = str(name)
-    if not (name.isascii() and "\x00" not in name):
-        name = escape_nul(name)
-    return f"${name}" if name.startswith("$") else name
+    name = escape_nul(name if type(name) is str else str(name))
+    return f"${name}" if name[:1] == "$" else name
 
 
 def from_json(value: Any) -> Any:

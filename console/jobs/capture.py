@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import transaction
@@ -60,25 +60,24 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
     batch_size = settings.DLO_BATCH_SIZE
     acked: list[int] = []
 
-    def take(session, in_hand: int) -> list | None:
-        """The next batch; [] when the place is empty, None when the limit or the time is up."""
+    def take(session, preparer, in_hand: int) -> tuple[list | None, Future | None]:
+        """The next batch and its preparation under way; [] when the place is empty, None when
+        the limit or the time is up."""
         left = limit()
         left = None if left is None else left - in_hand
         if (left is not None and left <= 0) or (until is not None and time.monotonic() >= until):
-            return None
-        return session.next_batch(batch_size if left is None else min(batch_size, left), wait_seconds=wait_seconds)
+            return None, None
+        batch = session.next_batch(batch_size if left is None else min(batch_size, left), wait_seconds=wait_seconds)
+        return batch, (preparer.submit(prepare_batch, place, batch, job) if batch else None)
 
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-prepare") as preparer, \
                 adapter.open_capture(place.ref, prefetch=2 * batch_size) as session:
-            current = take(session, 0)
-            ready = preparer.submit(prepare_batch, place, current, job) if current else None
+            current, ready = take(session, preparer, 0)
             while current:
                 checkpoint(job)
                 prepared = ready.result()
-                following = take(session, len(current))
-                if following:
-                    ready = preparer.submit(prepare_batch, place, following, job)
+                following, following_ready = take(session, preparer, len(current))
                 with transaction.atomic():
                     mark_acked(acked)
                     result = store_prepared(place, prepared, job=job, actor=job.actor_name, reason=reason)
@@ -87,10 +86,8 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
                 session.ack(current)
                 acked = result.ids
                 if following is None:  # the limit counted this batch whole: look again
-                    following = take(session, 0)
-                    if following:
-                        ready = preparer.submit(prepare_batch, place, following, job)
-                current = following
+                    following, following_ready = take(session, preparer, 0)
+                current, ready = following, following_ready
             return current is not None
     finally:
         mark_acked(acked)

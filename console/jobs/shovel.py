@@ -94,18 +94,18 @@ class ShovelRun:
     def _retry(self, action: Callable[[], T]) -> T:
         """The action, waiting out broker outages; the job remembers it waited one out, since
         the shovel may then have sent some messages twice."""
-        failed = []
+        waited = False
 
         def attempt() -> T:
+            nonlocal waited
             try:
                 return action()
             except BrokerError as exc:
-                if not exc.permanent:
-                    failed.append(exc)
+                waited = waited or not exc.permanent
                 raise
 
         result = with_broker_retry(self.job, attempt)
-        if failed and not self.job.selection.get("outage"):
+        if waited and not self.job.selection.get("outage"):
             self._remember(outage=True)
         return result
 
@@ -199,16 +199,19 @@ class ShovelRun:
                     permanent=True)
             time.sleep(POLL_SECONDS)
 
+    def consumed(self, now: Counts) -> bool:
+        """The target has consumers, who take what arrives: its count proves nothing."""
+        return bool(self.before.target_consumers or now.target_consumers)
+
     def all_moved(self, now: Counts) -> bool:
         """The place lost what it held and (unless consumers empty it) the target gained it."""
         lost = self.before.source - now.source
-        consumed = self.before.target_consumers or now.target_consumers
-        return lost >= self.expected and (consumed or now.target - self.before.target >= self.expected)
+        return lost >= self.expected and (self.consumed(now) or now.target - self.before.target >= self.expected)
 
     def moved(self, now: Counts) -> int:
         """How many have moved so far: what the target gained, or, when the target has
-        consumers (who take what arrives), what the place lost."""
-        if self.before.target_consumers or now.target_consumers:
+        consumers, what the place lost."""
+        if self.consumed(now):
             gone = self.before.source - now.source
         else:
             gone = now.target - self.before.target
@@ -238,17 +241,17 @@ class ShovelRun:
         """The move has removed itself: the counts must show it moved exactly what it should."""
         before, now, expected = self.before, self.count(), self.expected
         lost, gained = before.source - now.source, now.target - before.target
-        consumed = before.target_consumers or now.target_consumers
+        consumed = self.consumed(now)
         if consumed:
             note(self.job, f"{self.job.target} has consumers, who take what arrives: its count cannot prove "
                            f"the move, so the proof is {self.place.name} having lost exactly {expected}")
-        resent = self.resent(lost, gained, bool(consumed))
+        resent = self.resent(lost, gained, consumed)
         proved = lost == expected and (consumed or gained == expected or resent)
         DeadPlace.objects.filter(pk=self.place.pk).update(depth=now.source, consumers=now.source_consumers,
                                                           last_seen_at=timezone.now())
         if not proved:
             self._record("mismatch", now, moved=self.moved(now))
-            raise BrokerError(self._mismatch(lost, gained, bool(consumed)), permanent=True)
+            raise BrokerError(self._mismatch(lost, gained, consumed), permanent=True)
         Job.objects.filter(pk=self.job.pk).update(done=expected)
         self.job.done = expected
         self._record("verified", now, moved=expected, resent=resent)

@@ -26,14 +26,12 @@ class _Prepared:
     types tagged), made once for both the custody key and the letter."""
 
     message: Received
-    headers: dict
     headers_json: str
     properties_json: str
 
     @classmethod
     def of(cls, message: Received) -> _Prepared:
-        headers = to_json(message.headers)
-        return cls(message, headers, json.dumps(headers, sort_keys=True),
+        return cls(message, json.dumps(to_json(message.headers), sort_keys=True),
                    json.dumps(to_json(message.properties), sort_keys=True))
 
     @property
@@ -101,18 +99,16 @@ class Stored:
 @dataclass(frozen=True)
 class PreparedBatch:
     """A batch made ready for custody without touching the database (so a capture can make
-    the next batch ready while PostgreSQL stores this one): each message's custody key and the
-    columns of its letter."""
+    the next batch ready while PostgreSQL stores this one): each message and the columns of its
+    letter, custody key included."""
 
     items: list[_Prepared]
-    keys: list[str]
     rows: list[dict]
 
 
 def prepare_batch(place: DeadPlace, batch: Sequence[Received], job: Job | None) -> PreparedBatch:
     items = [_Prepared.of(m) for m in batch]
-    keys = [item.key for item in items]
-    return PreparedBatch(items, keys, [_letter_row(place, item, key, job) for item, key in zip(items, keys)])
+    return PreparedBatch(items, [_letter_row(place, item, item.key, job) for item in items])
 
 
 def store_captured(
@@ -132,7 +128,7 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
     """
     pending: dict[str, list[int]] = {}
     stored_by: dict[int, int | None] = {}
-    redelivered_keys = {key for key, item in zip(batch.keys, batch.items) if item.message.redelivered}
+    redelivered_keys = {row["custody_key"] for item, row in zip(batch.items, batch.rows) if item.message.redelivered}
     if redelivered_keys:
         for letter_id, key, capture_job in (
             PendingAck.objects.filter(place=place, custody_key__in=redelivered_keys)
@@ -144,9 +140,9 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
 
     fresh: list[tuple[dict, _Prepared]] = []
     matched: list[int] = []
-    for key, item, row in zip(batch.keys, batch.items, batch.rows):
-        if item.message.redelivered and pending.get(key):
-            matched.append(pending[key].pop(0))
+    for item, row in zip(batch.items, batch.rows):
+        if item.message.redelivered and pending.get(row["custody_key"]):
+            matched.append(pending[row["custody_key"]].pop(0))
             continue
         fresh.append((row, item))
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from console.brokers.base import Outgoing, Received
 from console.brokers.envelope import FailureEnvelope
-from console.brokers.values import escape_nul
+from console.brokers.values import escape_nul, storable
 
 #: Fields the common dead-stream pattern adds to the original entry's fields.
 DEAD_LETTER_FIELDS = ("orig_stream", "orig_id", "group", "error", "deliveries")
@@ -62,7 +62,7 @@ def _layout(fields: dict[bytes, bytes], body_fields: tuple[str, ...]) -> tuple[b
             name = raw_name.decode("utf-8")
         except UnicodeDecodeError:
             name = None
-        if name is None or "\x00" in name:
+        if name is None or not storable(name):
             # A stand-in the database can store; the raw name is kept to write it back.
             name = escape_nul(raw_name.decode("utf-8", "backslashreplace"))
             raw_names[name] = raw_name
