@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from django.conf import settings
 from django.db import transaction
@@ -53,41 +53,51 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
     batch adds to the job (a redelivered copy of a letter this job stored before is not
     counted again). The job is checked for pause and cancel between batches.
 
-    While PostgreSQL stores a batch, the next one is already taken from the broker (the
-    prefetch holds two) and made ready on a second thread; it is acknowledged only after its
-    own commit, so a stop at any point leaves it on the broker.
+    While PostgreSQL stores a batch, a second thread takes the next one from the broker (the
+    prefetch holds two) and makes it ready. A batch is acknowledged only after its own commit,
+    so a stop at any point leaves it on the broker.
     """
     batch_size = settings.DLO_BATCH_SIZE
     acked: list[int] = []
 
-    def take(session, preparer, in_hand: int) -> tuple[list | None, Future | None]:
-        """The next batch and its preparation under way; [] when the place is empty, None when
-        the limit or the time is up."""
+    def take(session, worker, in_hand: int) -> tuple[Future | None, Future | None]:
+        """Start taking the next batch from the broker and making it ready, on the worker
+        thread: (taken, ready) futures, the batch and its preparation; an empty batch when the
+        place is empty. (None, None) when the limit or the time is up."""
         left = limit()
         left = None if left is None else left - in_hand
         if (left is not None and left <= 0) or (until is not None and time.monotonic() >= until):
             return None, None
-        batch = session.next_batch(batch_size if left is None else min(batch_size, left), wait_seconds=wait_seconds)
-        return batch, (preparer.submit(prepare_batch, place, batch, job) if batch else None)
+        taken = worker.submit(session.next_batch, batch_size if left is None else min(batch_size, left),
+                              wait_seconds=wait_seconds)
+        return taken, worker.submit(lambda: prepare_batch(place, taken.result(), job))
 
-    try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-prepare") as preparer, \
-                adapter.open_capture(place.ref, prefetch=2 * batch_size) as session:
-            current, ready = take(session, preparer, 0)
+    taken: Future | None = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-take") as worker, \
+            adapter.open_capture(place.ref, prefetch=2 * batch_size) as session:
+        try:
+            taken, ready = take(session, worker, 0)
+            current = taken.result() if taken is not None else None
             while current:
                 checkpoint(job)
                 prepared = ready.result()
-                following, following_ready = take(session, preparer, len(current))
+                taken, ready = take(session, worker, len(current))
                 with transaction.atomic():
                     mark_acked(acked)
                     result = store_prepared(place, prepared, job=job, actor=job.actor_name, reason=reason)
                     stored(result.counted)
+                # The session is used by one thread at a time: the next batch is in hand
+                # before this one is acknowledged.
+                following = taken.result() if taken is not None else None
                 acked = []
                 session.ack(current)
                 acked = result.ids
                 if following is None:  # the limit counted this batch whole: look again
-                    following, following_ready = take(session, preparer, 0)
-                current, ready = following, following_ready
+                    taken, ready = take(session, worker, 0)
+                    following = taken.result() if taken is not None else None
+                current = following
             return current is not None
-    finally:
-        mark_acked(acked)
+        finally:
+            if taken is not None:
+                wait([taken])  # the session closes only once the worker has let go of it
+            mark_acked(acked)
