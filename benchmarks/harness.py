@@ -60,6 +60,14 @@ def setup_django(example: str = "dlo_bench") -> None:
     call_command("migrate", verbosity=0)
 
 
+def bench_broker():
+    """The in-memory broker the seeded places belong to (nothing is ever sent to it)."""
+    from console.models import Broker
+
+    broker, _ = Broker.objects.get_or_create(name="bench", defaults={"kind": "memory", "url": "memory://bench"})
+    return broker
+
+
 def seeded_place(broker, name: str, count: int, *, samples: bool = True):
     """The dead place ``name`` of ``broker`` holding exactly ``count`` seeded letters: seeded
     (benchmarks/seed_letters.py) unless it already holds that many, which saves minutes on a

@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.harness import (  # noqa: E402
+    bench_broker,
     call_timings,
     percentile,
     seeded_place,
@@ -39,10 +40,9 @@ def main() -> None:
     from django.urls import reverse
 
     from benchmarks.seed_letters import failure_groups
-    from console.models import Broker
     from console.services.selection import filter_letters
 
-    broker, _ = Broker.objects.get_or_create(name="bench", defaults={"kind": "memory", "url": "memory://bench"})
+    broker = bench_broker()
     big = seeded_place(broker, "orders.dlq", args.letters)
     small = seeded_place(broker, "small.dlq", 1_000)
     vacuum_analyze()

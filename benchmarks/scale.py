@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.harness import (  # noqa: E402
+    bench_broker,
     peak_rss_mib,
     percentile,
     reset_peak_rss,
@@ -156,9 +157,9 @@ def main() -> None:
     args = parser.parse_args()
     setup_django(example="dlo_bench1m")
 
-    from console.models import Broker, Job
+    from console.models import Job
 
-    broker, _ = Broker.objects.get_or_create(name="bench", defaults={"kind": "memory", "url": "memory://bench"})
+    broker = bench_broker()
     big = seeded_place(broker, "orders.dlq", args.letters)
     small = seeded_place(broker, "small.dlq", args.baseline)
     vacuum_analyze()
