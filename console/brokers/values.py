@@ -3,8 +3,8 @@
 Strings, numbers, booleans, null, lists and tables map to themselves. Bytes, timestamps and
 decimals become one-key objects tagged ``$bytes`` (base64), ``$ts`` (ISO 8601, UTC) and
 ``$decimal``, and floats that JSON cannot write (NaN, infinities) or that PostgreSQL would
-give back as integers (written with an exponent) ``$float``; a table key that starts with ``$`` is escaped with one more ``$`` so a hostile
-header can never pass for a tag.
+give back as integers (written with an exponent) ``$float``. A table key that starts with
+``$`` is escaped with one more ``$``, so a hostile header can never pass for a tag.
 
 PostgreSQL's text and JSON cannot hold NUL, nor UTF-16 surrogates on their own: a string with
 either is tagged ``$str`` (its UTF-8 bytes, surrogates kept, in base64) and comes back exact.

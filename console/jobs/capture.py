@@ -72,12 +72,16 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
                               wait_seconds=wait_seconds)
         return taken, worker.submit(lambda: prepare_batch(place, taken.result(), job))
 
+    def batch_of(taken: Future | None) -> list | None:
+        """The batch a take brought, waiting for it; None when the take did not start."""
+        return taken.result() if taken is not None else None
+
     taken: Future | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-take") as worker, \
             adapter.open_capture(place.ref, prefetch=2 * batch_size) as session:
         try:
             taken, ready = take(session, worker, 0)
-            current = taken.result() if taken is not None else None
+            current = batch_of(taken)
             while current:
                 checkpoint(job)
                 prepared = ready.result()
@@ -88,13 +92,13 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
                     stored(result.counted)
                 # The session is used by one thread at a time: the next batch is in hand
                 # before this one is acknowledged.
-                following = taken.result() if taken is not None else None
+                following = batch_of(taken)
                 acked = []
                 session.ack(current)
                 acked = result.ids
                 if following is None:  # the limit counted this batch whole: look again
                     taken, ready = take(session, worker, 0)
-                    following = taken.result() if taken is not None else None
+                    following = batch_of(taken)
                 current = following
             return current is not None
         finally:

@@ -45,7 +45,7 @@ class _Prepared:
         return digest.hexdigest()
 
 
-def _letter_row(place: DeadPlace, prepared: _Prepared, key: str, job: Job | None) -> dict:
+def _letter_row(place: DeadPlace, prepared: _Prepared, job: Job | None) -> dict:
     """The new letter's columns, as ``copy_insert`` writes them. Text from the message that
     PostgreSQL cannot hold (NUL) is escaped; headers and properties keep it exactly (tagged)."""
     message = prepared.message
@@ -54,7 +54,7 @@ def _letter_row(place: DeadPlace, prepared: _Prepared, key: str, job: Job | None
         "place_id": place.pk,
         "broker_id": place.broker_id,
         "message_id": escape_nul(message.message_id)[:500],
-        "custody_key": key,
+        "custody_key": prepared.key,
         "capture_job_id": job.pk if job is not None else None,
         "origin_address": escape_nul(env.origin_address)[:500],
         "origin_queue": escape_nul(env.origin_queue)[:500],
@@ -108,7 +108,7 @@ class PreparedBatch:
 
 def prepare_batch(place: DeadPlace, batch: Sequence[Received], job: Job | None) -> PreparedBatch:
     items = [_Prepared.of(m) for m in batch]
-    return PreparedBatch(items, [_letter_row(place, item, item.key, job) for item in items])
+    return PreparedBatch(items, [_letter_row(place, item, job) for item in items])
 
 
 def store_captured(

@@ -27,10 +27,10 @@ class NatsCapture(CaptureSession):
     ones not acknowledged so the next capture gets them at once (flagged redelivered, so a copy
     committed before a crash is matched instead of stored twice).
 
-    The place is drained when no advisory is waiting and none is out with another session (or
-    none but those this session holds): the
-    advisories a crashed capture held come back after the ack wait, and this session
-    waits for them rather than report the place empty while they are still out.
+    The place is drained when no advisory is waiting and none is out with another session
+    (those this session holds do not count): the advisories a crashed capture held come back
+    after the ack wait, and this session waits for them rather than report the place empty
+    while they are still out.
     """
 
     def __init__(self, adapter: NatsAdapter, place: PlaceRef) -> None:
