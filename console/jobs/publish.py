@@ -7,8 +7,9 @@ Each batch goes through three steps:
    written in that same transaction.
 
 Batches overlap so that PostgreSQL and the broker work at the same time: while the broker
-confirms one batch, this thread records the batch before it and marks the one after it. So at
-most two batches are published but not yet recorded; a crash leaves them ``replaying`` under
+confirms one batch, this thread records the batch before it, and a second thread (with a
+PostgreSQL connection of its own) marks the one after it. So at most two batches are published
+but not yet recorded; a crash leaves them ``replaying`` under
 this job, and resuming publishes them again with the same replay ids (at most
 2 x DLO_BATCH_SIZE duplicates, each carrying the replay id of its letter, so a consumer can
 drop it). A job that stops for any other reason (pause, cancel, an error) first records what
@@ -19,10 +20,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from console.brokers import Outgoing
@@ -64,43 +66,104 @@ class Flight:
 
 
 def run_publish(job: Job) -> str:
-    source = resolve(job.selection).order_by("id")
     throttle = Throttle(job.rate_limit)
     watch = ReturnWatch(job)
     places = PlaceCache()
-    cursor = job.cursor
     marked: Flight | None = None  # marked replaying, not sent yet
     flying: Flight | None = None  # sent, not recorded yet
-    with Senders(job) as senders:
+
+    def room(*in_air: Flight | None) -> int:
+        return watch.room(throttle.batch_size(settings.DLO_BATCH_SIZE),
+                          in_air=sum(len(flight.letters) for flight in in_air if flight is not None))
+
+    with Senders(job) as senders, Taker(job) as taker:
         try:
             while True:
                 checkpoint(job)
-                room = watch.room(throttle.batch_size(settings.DLO_BATCH_SIZE),
-                                  in_air=len(flying.letters) if flying else 0)
-                if room:
-                    marked = _take(job, source, cursor, room)
-                    if marked is not None:
-                        cursor = marked.cursor
+                taker.start(room(flying))
+                marked = taker.result()
                 results = senders.wait(flying) if flying is not None else None
                 landing, flying = flying, None
                 if marked is not None:
                     _send(job, marked, senders, places)
                     flying, marked = marked, None
+                    taker.start(room(flying, landing))  # marked while the landing is recorded
                 if landing is not None:
                     _record_outcome(job, landing, results, places)
                     watch.saw(landing_places(landing))
                     watch.after_batch()
                 if flying is not None:
                     throttle.wait(len(flying.letters) + flying.skipped)
-                elif room:
+                elif taker.exhausted:
                     break  # nothing left to take, nothing in the air
                 else:
                     watch.judge_canary()
         except BaseException:
-            _land_after_stop(job, marked, flying, senders, places)
+            _land_after_stop(job, [marked, taker.abandon()], flying, senders, places)
             raise
     verb = "replayed" if job.kind == Job.Kind.REPLAY else f"moved to {job.target}"
     return f"{job.done} letters {verb}, {job.failed} not confirmed, {job.skipped} skipped{watch.summary()}"
+
+
+class Taker:
+    """Takes the job's batches in id order, one ahead: each is marked ``replaying`` on a thread
+    with a PostgreSQL connection of its own while the job's thread records the batch before.
+
+    Inside a transaction of the caller's, batches are taken on the caller's thread instead:
+    another connection would not see that transaction's letters.
+    """
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.source = resolve(job.selection).order_by("id")
+        self.cursor = job.cursor
+        self.exhausted = False  # a take found nothing after the cursor
+        self._taking: Future | None = None
+        self._thread = None if connection.in_atomic_block else ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=f"job{job.pk}-take")
+
+    def __enter__(self) -> Taker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is not None:
+            self._thread.submit(connections.close_all)  # the thread's own connection
+            self._thread.shutdown(wait=True)
+
+    def start(self, room: int) -> None:
+        """Start taking up to ``room`` letters, unless a take is under way or the end was seen."""
+        if self._taking is None and room and not self.exhausted:
+            self._taking = self._run(_take, self.job, self.source, self.cursor, room)
+
+    def result(self) -> Flight | None:
+        """The batch the last :meth:`start` took, waiting for it; None if none was started or
+        none was left."""
+        taking, self._taking = self._taking, None
+        if taking is None:
+            return None
+        flight = taking.result()
+        if flight is None:
+            self.exhausted = True
+        else:
+            self.cursor = flight.cursor
+        return flight
+
+    def abandon(self) -> Flight | None:
+        """The job is stopping: the batch a take under way marked, to be handed back."""
+        try:
+            return self.result()
+        except Exception:
+            return None  # its transaction rolled back: nothing was marked
+
+    def _run(self, function, *args) -> Future:
+        if self._thread is not None:
+            return self._thread.submit(function, *args)
+        done: Future = Future()
+        try:
+            done.set_result(function(*args))
+        except BaseException as exc:
+            done.set_exception(exc)
+        return done
 
 
 def landing_places(flight: Flight) -> set[int]:
@@ -214,9 +277,10 @@ def _back_to_held(job: Job, ids: list[int]) -> None:
         state=LetterState.HELD, state_changed_at=timezone.now())
 
 
-def _land_after_stop(job: Job, marked: Flight | None, flying: Flight | None, senders: Senders,
+def _land_after_stop(job: Job, unsent: list[Flight | None], flying: Flight | None, senders: Senders,
                      places: PlaceCache) -> None:
-    """The loop is stopping: record what the broker confirmed, hand back what it did not."""
+    """The loop is stopping: record what the broker confirmed, hand back what it did not and
+    what was marked but never sent."""
     if flying is not None:
         try:
             _record_outcome(job, flying, senders.wait(flying, retry=False), places)
@@ -224,8 +288,9 @@ def _land_after_stop(job: Job, marked: Flight | None, flying: Flight | None, sen
             # Whether the broker has them is unknown: held again, they may be replayed twice
             # (with the same replay id), never lost.
             _back_to_held(job, [letter.id for letter in flying.letters])
-    if marked is not None:
-        _back_to_held(job, [letter.id for letter in marked.letters])
+    for flight in unsent:
+        if flight is not None:
+            _back_to_held(job, [letter.id for letter in flight.letters])
 
 
 def _by_place(letters: list[Flying]) -> dict[int, list[Flying]]:
