@@ -83,6 +83,7 @@ class ConfirmWindowPublisher:
         self.timeout = timeout
         self._outstanding: dict[int, _Pending] = {}
         channel._on_return_frame = self._on_return_frame  # see the module docstring
+        channel.closing.add_done_callback(self._fail_outstanding)
 
     async def publish(self, messages: Sequence[tuple[int, Outgoing]], window: int) -> dict[int, PublishResult]:
         """Results keyed by the index given with each message.
@@ -142,7 +143,7 @@ class ConfirmWindowPublisher:
         async with channel.lock:
             for index, out, properties in chunk:
                 channel.delivery_tag += 1
-                confirmation = channel.create_future()
+                confirmation = channel.loop.create_future()  # failed by _fail_outstanding on close
                 channel.confirmations[channel.delivery_tag] = confirmation
                 pending = _Pending(channel.delivery_tag, index, out, properties, confirmation)
                 self._outstanding[pending.tag] = pending
@@ -181,6 +182,23 @@ class ConfirmWindowPublisher:
             if exc is not None and not isinstance(exc, DeliveryError):
                 raise BrokerError(f"the connection to vhost {self.vhost!r} was lost before RabbitMQ confirmed "
                                   f"the publishes: {exc!r}", permanent=False)
+
+    def _fail_outstanding(self, closing: asyncio.Future) -> None:
+        """The channel closed: its unconfirmed publishes fail with the reason it closed.
+
+        The confirms are plain futures, not aiormq's (which it fails itself on close): each of
+        those registers itself and a callback with the channel and the connection, a cost that
+        was a quarter of the publishing thread's time.
+        """
+        reason = None if closing.cancelled() else closing.exception()
+        for pending in self._outstanding.values():
+            if pending.confirmation.done():
+                continue
+            if reason is None:
+                pending.confirmation.cancel()
+            else:
+                pending.confirmation.set_exception(reason)
+                pending.confirmation.exception()  # read here: asyncio logs unread ones
 
     def _result(self, pending: _Pending) -> PublishResult:
         out = pending.out
