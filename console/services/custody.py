@@ -118,7 +118,7 @@ def store_captured(
     return store_prepared(place, prepare_batch(place, batch, job), job=job, actor=actor, reason=reason)
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)  # inside a capture's batch transaction: no savepoint round trips
 def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, actor, reason: str = "") -> Stored:
     """Commit a prepared batch; the caller acks its messages on the broker afterwards.
 
