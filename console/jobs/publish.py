@@ -9,8 +9,8 @@ Each batch goes through three steps:
 Batches overlap so that PostgreSQL and the broker work at the same time: while the broker
 confirms one batch, this thread records the batch before it, and a second thread (with a
 PostgreSQL connection of its own) marks the one after it. So at most two batches are published
-but not yet recorded; a crash leaves them ``replaying`` under
-this job, and resuming publishes them again with the same replay ids (at most
+but not yet recorded; a crash leaves them ``replaying`` under this job (with the batch marked
+but not sent), and resuming publishes them again with the same replay ids (at most
 2 x DLO_BATCH_SIZE duplicates, each carrying the replay id of its letter, so a consumer can
 drop it). A job that stops for any other reason (pause, cancel, an error) first records what
 the broker confirmed and hands every letter it did not confirm back to ``held``.
