@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import broker_bench as bench  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
 
 def main() -> None:
@@ -63,7 +64,7 @@ def main() -> None:
     finally:
         rabbit.cleanup()
         if place is not None and not args.keep_letters:
-            DeadLetter.objects.filter(place=place).delete()
+            harness.delete_letters(place)
 
 
 if __name__ == "__main__":

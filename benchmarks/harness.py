@@ -77,7 +77,7 @@ def seeded_place(broker, name: str, count: int, *, samples: bool = True):
 
     place, _ = DeadPlace.objects.get_or_create(broker=broker, name=name)
     if DeadLetter.objects.filter(place=place).count() != count:
-        DeadLetter.objects.filter(place=place).delete()
+        delete_letters(place)
         PlaceSample.objects.filter(place=place).delete()
         started = time.perf_counter()
         seed_letters(place, count)
@@ -85,6 +85,23 @@ def seeded_place(broker, name: str, count: int, *, samples: bool = True):
             seed_samples(place)
         print(f"seeded {count:,} letters into {place.name} in {time.perf_counter() - started:.1f} s", flush=True)
     return place
+
+
+def delete_letters(place) -> None:
+    """The place's letters and the rows that hang off them, deleted by SQL. Django's delete()
+    loads every letter to cascade by hand: over 8 GiB for 1,000,000 letters."""
+    from django.db import connection, transaction
+
+    from console.models import DeadLetter, LetterSearch, PendingAck
+
+    letters = DeadLetter._meta.db_table
+    of_place = f"SELECT id FROM {letters} WHERE place_id = %s"
+    with transaction.atomic(), connection.cursor() as cursor:
+        for model in (LetterSearch, PendingAck):
+            cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE letter_id IN ({of_place})", [place.pk])
+        cursor.execute(f"UPDATE {letters} SET parent_id = NULL WHERE parent_id IN ({of_place}) "
+                       "AND place_id <> %s", [place.pk, place.pk])
+        cursor.execute(f"DELETE FROM {letters} WHERE place_id = %s", [place.pk])
 
 
 def vacuum_analyze() -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import broker_bench as bench  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
 
 def seed_custody(place, origin: str, count: int, batch: int = 10_000) -> None:
@@ -106,7 +107,7 @@ def main() -> None:
     finally:
         rabbit.cleanup()
         if place is not None and not args.keep_letters:
-            DeadLetter.objects.filter(place=place).delete()
+            harness.delete_letters(place)
 
 
 if __name__ == "__main__":
