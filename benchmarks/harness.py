@@ -60,21 +60,14 @@ def setup_django(example: str = "dlo_bench") -> None:
     call_command("migrate", verbosity=0)
 
 
-def bench_broker():
-    """The in-memory broker the seeded places belong to (nothing is ever sent to it)."""
-    from console.models import Broker
+def seeded_place(name: str, count: int, *, samples: bool = True):
+    """The dead place ``name`` holding exactly ``count`` seeded letters: seeded
+    (benchmarks/seed_letters.py) unless it already holds that many, which saves minutes on a
+    second run. Its broker is the in-memory ``bench``; nothing is ever sent to it."""
+    from benchmarks.seed_letters import seed_letters, seed_samples
+    from console.models import Broker, DeadLetter, DeadPlace, PlaceSample
 
     broker, _ = Broker.objects.get_or_create(name="bench", defaults={"kind": "memory", "url": "memory://bench"})
-    return broker
-
-
-def seeded_place(broker, name: str, count: int, *, samples: bool = True):
-    """The dead place ``name`` of ``broker`` holding exactly ``count`` seeded letters: seeded
-    (benchmarks/seed_letters.py) unless it already holds that many, which saves minutes on a
-    second run."""
-    from benchmarks.seed_letters import seed_letters, seed_samples
-    from console.models import DeadLetter, DeadPlace, PlaceSample
-
     place, _ = DeadPlace.objects.get_or_create(broker=broker, name=name)
     if DeadLetter.objects.filter(place=place).count() != count:
         delete_letters(place)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.harness import bench_broker, seeded_place, setup_django, vacuum_analyze  # noqa: E402
+from benchmarks.harness import seeded_place, setup_django, vacuum_analyze  # noqa: E402
 
 SHAPES = {
     "current": ("INCLUDING ALL", "", None),
@@ -88,8 +88,7 @@ def main() -> None:
 
     from console.models import DeadLetter
 
-    broker = bench_broker()
-    place = seeded_place(broker, "orders.dlq", args.letters, samples=False)
+    place = seeded_place("orders.dlq", args.letters, samples=False)
     vacuum_analyze()
     ids = list(DeadLetter.objects.filter(place=place).order_by("id").values_list("id", flat=True))
     print(f"{len(ids):,} letters, batches of {args.batch:,}: mark replaying, then record replayed\n")

@@ -20,7 +20,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.harness import (  # noqa: E402
-    bench_broker,
     call_timings,
     percentile,
     seeded_place,
@@ -42,9 +41,8 @@ def main() -> None:
     from benchmarks.seed_letters import failure_groups
     from console.services.selection import filter_letters
 
-    broker = bench_broker()
-    big = seeded_place(broker, "orders.dlq", args.letters)
-    small = seeded_place(broker, "small.dlq", 1_000)
+    big = seeded_place("orders.dlq", args.letters)
+    small = seeded_place("small.dlq", 1_000)
     vacuum_analyze()
     client = signed_in_client()
 

@@ -30,7 +30,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.harness import (  # noqa: E402
-    bench_broker,
     peak_rss_mib,
     percentile,
     reset_peak_rss,
@@ -159,9 +158,8 @@ def main() -> None:
 
     from console.models import Job
 
-    broker = bench_broker()
-    big = seeded_place(broker, "orders.dlq", args.letters)
-    small = seeded_place(broker, "small.dlq", args.baseline)
+    big = seeded_place("orders.dlq", args.letters)
+    small = seeded_place("small.dlq", args.baseline)
     vacuum_analyze()
     client = signed_in_client()
     before = Job.objects.order_by("-id").values_list("id", flat=True).first() or 0
