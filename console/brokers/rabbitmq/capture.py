@@ -57,7 +57,14 @@ class QueueConsumer:
     async def _deliver(self, message: DeliveredMessage) -> None:
         self.buffer.put_nowait(message)
 
-    def _lost(self) -> BrokerError:
+    def _lost(self) -> Exception:
+        """Why the channel is gone. A message nested too deep to decode closed it with a
+        RecursionError, which the adapter explains (and which reading again would only repeat)."""
+        closing = self.raw.closing
+        if closing.done() and not closing.cancelled():
+            reason = closing.exception()
+            if isinstance(reason, RecursionError) or isinstance(getattr(reason, "__cause__", None), RecursionError):
+                return reason
         return BrokerError(f"the channel to {self.where} closed during capture; unacknowledged messages "
                            "go back to the queue", permanent=False)
 
