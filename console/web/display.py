@@ -99,8 +99,9 @@ def x_death_rows(envelope_details: dict[str, Any], headers: dict[str, Any]) -> l
     """RabbitMQ's x-death entries (newest first), one dict of shown values per entry, keyed
     by the entry's field names with ``-`` written as ``_``.
 
-    The adapter keeps the decoded list in the envelope details; older letters only have
-    the raw header. Either way the values are tagged JSON (console.brokers.values).
+    The entries are read from the header; letters captured before 2026-11-23 also kept a
+    copy in the envelope details, which wins. Either way the values are tagged JSON
+    (console.brokers.values).
     """
     entries = (envelope_details or {}).get("x_death") or (headers or {}).get("x-death") or []
     if not isinstance(entries, list):

@@ -53,7 +53,7 @@ def test_a_message_that_expired_in_its_own_work_queue_has_that_origin_and_reason
 
     (letter,) = capture(adapter, dlq, 1)
     assert (letter.envelope.origin_queue, letter.envelope.reason, letter.envelope.death_count) == (work, "expired", 1)
-    assert letter.envelope.details["x_death"][0]["original-expiration"] == "50"
+    assert letter.headers["x-death"][0]["original-expiration"] == "50"
 
 
 def test_maxlen_overflow_dead_letters_the_oldest_message(kit, adapter):
@@ -100,7 +100,7 @@ def test_repeat_deaths_in_the_same_queue_grow_the_count_and_keep_the_first_time(
     assert (second.envelope.origin_queue, second.envelope.reason) == (work, "rejected")
     assert (first.envelope.death_count, second.envelope.death_count) == (1, 2)
     assert second.envelope.first_failed_at == first.envelope.first_failed_at
-    assert second.envelope.details["x_death"][0]["time"] == first.envelope.details["x_death"][0]["time"]
+    assert second.headers["x-death"][0]["time"] == first.headers["x-death"][0]["time"]
 
 
 def test_retry_through_a_ttl_queue_gives_the_work_queue_as_origin(kit, adapter):
@@ -121,6 +121,6 @@ def test_retry_through_a_ttl_queue_gives_the_work_queue_as_origin(kit, adapter):
 
     (letter,) = capture(adapter, parking, 1)
     envelope = letter.envelope
-    assert [(d["queue"], d["reason"]) for d in envelope.details["x_death"]] == [(retry, "expired"), (work, "rejected")]
+    assert [(d["queue"], d["reason"]) for d in letter.headers["x-death"]] == [(retry, "expired"), (work, "rejected")]
     assert (envelope.origin_queue, envelope.reason, envelope.death_count) == (work, "rejected", 2)
     assert envelope.details["retry_queues"] == [retry]

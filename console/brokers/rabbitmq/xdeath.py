@@ -34,6 +34,7 @@ def envelope_from_headers(headers: Mapping[str, Any], *, retry_queues: Collectio
     an ``expired`` entry counts as a retry hop when the queue has no other kind of death and
     the message had died elsewhere before it got there (so it arrived as a dead letter).
     A message without ``x-death`` (published into a DLQ by hand) gets reason ``unknown``.
+    The entries themselves stay in the headers, not copied into the details.
     """
     details: dict[str, Any] = {}
     first_death = {field: headers[name] for name, field in FIRST_DEATH_HEADERS.items() if name in headers}
@@ -45,7 +46,6 @@ def envelope_from_headers(headers: Mapping[str, Any], *, retry_queues: Collectio
     deaths = [entry for entry in _as_list(headers.get("x-death")) if isinstance(entry, Mapping)]
     if not deaths:
         return FailureEnvelope(reason="unknown", details=details)
-    details["x_death"] = [dict(entry) for entry in deaths]
 
     hops = [_is_retry_hop(index, deaths, retry_queues) for index in range(len(deaths))]
     # The newest entry that is not a retry hop; the oldest entry can only be a hop when the
