@@ -2,16 +2,22 @@
 carries every value (over 1 MiB for 500 letters of 1 KiB, parsed by psycopg and by
 PostgreSQL). Ids come from the table's sequence first, so the caller learns them as with
 ``bulk_create``; no model instance is built (for a thousand letters, ``Model.__init__`` and
-field-by-field ``get_db_prep_save`` cost more than the COPY itself)."""
+field-by-field ``get_db_prep_save`` cost more than the COPY itself).
+
+The COPY is binary: a body goes as its bytes, not as hex text that psycopg writes and
+PostgreSQL parses back (a third of the CPU of a text COPY of letters of 1 KiB)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import connection
-from django.db.models import Model
+from django.db.models import JSONField, Model
 from django.utils import timezone
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 
 
 def copy_insert(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -36,7 +42,10 @@ def copy_insert(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> list[i
         ids = [pk for (pk,) in cursor.fetchall()]
         names = ", ".join(quote(column_of[name]) for name in [meta.pk.attname, *given, *defaults])
         fixed = list(defaults.values())
-        with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({names}) FROM STDIN") as copy:
+        types = _column_types(cursor, meta.db_table, [column_of[name] for name in [meta.pk.attname, *given, *defaults]])
+        cursor.cursor.adapters.register_dumper(None, _JsonText)
+        with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(types)
             for pk, row in zip(ids, rows):
                 copy.write_row([pk, *(row[name] for name in given), *fixed])
     return ids
@@ -45,4 +54,30 @@ def copy_insert(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> list[i
 def _default(field) -> Any:
     if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
         return timezone.now()
+    if isinstance(field, JSONField):
+        return json.dumps(field.get_default(), cls=field.encoder)
     return field.get_db_prep_save(field.get_default(), connection)
+
+
+_types: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+
+
+def _column_types(cursor, table: str, columns: list[str]) -> list[int]:
+    """The type oid of each column, which a binary COPY must name (asked once a process)."""
+    key = (table, tuple(columns))
+    if key not in _types:
+        cursor.execute("SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0",
+                       [connection.ops.quote_name(table)])
+        oid_of = dict(cursor.fetchall())
+        _types[key] = [oid_of[column] for column in columns]
+    return _types[key]
+
+
+class _JsonText(Dumper):
+    """JSON text, as rows give it, in jsonb's binary form (a version byte, then the text)."""
+
+    format = Format.BINARY
+    oid = 3802  # jsonb
+
+    def dump(self, obj: str) -> bytes:
+        return b"\x01" + obj.encode()
