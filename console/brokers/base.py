@@ -155,6 +155,8 @@ class Adapter:
     can_move_to_destination: ClassVar[bool] = True
     #: Discovery needs a second, HTTP address (RabbitMQ's management API): forms ask for it.
     uses_management_url: ClassVar[bool] = False
+    #: The broker lives in this process (the in-memory one): no other process can reach it.
+    in_process: ClassVar[bool] = False
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config

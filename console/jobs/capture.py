@@ -16,6 +16,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from console.brokers import CaptureSession
+from console.brokers.capture_process import ChildCapture
 from console.jobs.control import advance, checkpoint, with_broker_retry
 from console.models import DeadPlace, Job
 from console.services.custody import mark_acked, mark_place_acked, prepare_batch, store_prepared
@@ -78,7 +80,7 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
 
     taken: Future | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-take") as worker, \
-            adapter.open_capture(place.ref, prefetch=2 * batch_size) as session:
+            _open_capture(adapter, place, prefetch=3 * batch_size) as session:
         try:
             taken, ready = take(session, worker, 0)
             current = batch_of(taken)
@@ -105,3 +107,12 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
             if taken is not None:
                 wait([taken])  # the session closes only once the worker has let go of it
             mark_acked(acked)
+
+
+def _open_capture(adapter, place: DeadPlace, *, prefetch: int) -> CaptureSession:
+    """The place's capture session, read in a child process unless the broker lives in this
+    one: decoding the broker's messages then no longer waits for the interpreter lock that
+    preparing and storing them holds."""
+    if adapter.in_process:
+        return adapter.open_capture(place.ref, prefetch=prefetch)
+    return ChildCapture(adapter.config, place.ref, prefetch=prefetch)

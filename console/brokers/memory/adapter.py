@@ -104,6 +104,7 @@ class MemoryAdapter(Adapter):
     kind = "memory"
     label = "In-memory (tests)"
     can_peek_safely = True
+    in_process = True
 
     def __init__(self, config) -> None:
         super().__init__(config)
