@@ -252,10 +252,10 @@ def run_measured(job_id: int) -> dict:
     from console.jobs.runner import run_job
 
     reset = reset_peak_rss()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     status = run_job(job_id)
     seconds = time.perf_counter() - started
-    return {"status": status, "seconds": seconds,
+    return {"status": status, "seconds": seconds, "cpu_seconds": time.process_time() - cpu,
             "peak_rss_mib": peak_rss_mib() if reset else None, "lifetime_peak_rss_mib": lifetime_peak_rss_mib()}
 
 
@@ -309,6 +309,8 @@ def report(title: str, count: int, job: dict, baseline: dict) -> None:
     print(f"\n{title}: {count:,} letters of {BODY_SIZE} bytes")
     print(f"  console job   {job['seconds']:8.1f} s  {rate:9,.0f} letters/s   peak RSS during the job {peak}"
           f" (whole process {job['lifetime_peak_rss_mib']:.0f} MiB)")
+    if job.get("cpu_seconds") is not None:  # steadier than wall time when comparing two versions
+        print(f"  console job CPU {job['cpu_seconds']:6.1f} s in this process ({job['cpu_seconds'] / count * 1e6:.0f} µs a letter)")
     print(f"  shovel        {baseline['seconds']:8.1f} s  {baseline['rate']:9,.0f} messages/s"
           f"   (its source published with confirms first: {baseline['publish_seconds']:.1f} s, "
           f"{baseline['publish_rate']:,.0f} messages/s)")
