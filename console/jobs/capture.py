@@ -1,9 +1,11 @@
 """Capture: take a dead place's messages into custody, then acknowledge them on the broker.
 
 A batch is committed first and acknowledged after; its pending-ack rows are deleted in the
-next batch's transaction (one statement fewer per batch), and by the end of the pass. The
-consumer's prefetch is twice the batch, so the broker keeps delivering while PostgreSQL
-commits.
+next batch's transaction (one statement fewer per batch), and by the end of the pass.
+
+The broker is read in a child process (console.brokers.capture_process) unless it lives in
+this one. The consumer's prefetch is three batches: one being stored, one being prepared, and
+one the child decodes meanwhile.
 """
 
 from __future__ import annotations
