@@ -255,7 +255,12 @@ def run_measured(job_id: int) -> dict:
     started, cpu = time.perf_counter(), time.process_time()
     status = run_job(job_id)
     seconds = time.perf_counter() - started
+    import resource
+
+    # The largest child this process waited for: a capture's reader process (Linux: KiB).
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {"status": status, "seconds": seconds, "cpu_seconds": time.process_time() - cpu,
+            "child_peak_rss_mib": children or None,
             "peak_rss_mib": peak_rss_mib() if reset else None, "lifetime_peak_rss_mib": lifetime_peak_rss_mib()}
 
 
@@ -309,6 +314,8 @@ def report(title: str, count: int, job: dict, baseline: dict) -> None:
     print(f"\n{title}: {count:,} letters of {BODY_SIZE} bytes")
     print(f"  console job   {job['seconds']:8.1f} s  {rate:9,.0f} letters/s   peak RSS during the job {peak}"
           f" (whole process {job['lifetime_peak_rss_mib']:.0f} MiB)")
+    if job.get("child_peak_rss_mib"):
+        print(f"  its reader process: peak RSS {job['child_peak_rss_mib']:.0f} MiB")
     if job.get("cpu_seconds") is not None:  # steadier than wall time when comparing two versions
         print(f"  console job CPU {job['cpu_seconds']:6.1f} s in this process ({job['cpu_seconds'] / count * 1e6:.0f} µs a letter)")
     print(f"  shovel        {baseline['seconds']:8.1f} s  {baseline['rate']:9,.0f} messages/s"
