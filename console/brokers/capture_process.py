@@ -24,9 +24,12 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from console.brokers.base import BrokerConfig, BrokerError, CaptureSession, PlaceRef, Received
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 #: How long a closing child may take before it is killed (its messages go back either way).
 CLOSE_SECONDS = 10.0
@@ -40,7 +43,7 @@ class ChildCapture(CaptureSession):
         self._lock = threading.Lock()
         self._process = subprocess.Popen(
             [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
-            bufsize=0,
+            bufsize=0, cwd=PROJECT_ROOT,  # where ``console`` is importable, whatever the worker's directory
         )
         _widen(self._process.stdout)
         try:
@@ -79,7 +82,10 @@ class ChildCapture(CaptureSession):
         raise RuntimeError(f"the capture's reader process failed:\n{rest[0]}")
 
     def _died(self) -> BrokerError:
-        code = self._process.poll()
+        try:
+            code = self._process.wait(2)  # its pipe closed as it died: let it be reaped
+        except subprocess.TimeoutExpired:
+            code = None
         if code is None:
             status = "stopped answering"
         elif code < 0:
