@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import sys
 import threading
 import time
@@ -255,8 +256,6 @@ def run_measured(job_id: int) -> dict:
     started, cpu = time.perf_counter(), time.process_time()
     status = run_job(job_id)
     seconds = time.perf_counter() - started
-    import resource
-
     # The largest child this process waited for: a capture's reader process (Linux: KiB).
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {"status": status, "seconds": seconds, "cpu_seconds": time.process_time() - cpu,

@@ -16,6 +16,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import JSONField, Model
 from django.utils import timezone
+from psycopg import adapters
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
@@ -40,12 +41,13 @@ def copy_insert(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> list[i
         cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
                        [meta.db_table, meta.pk.column, len(rows)])
         ids = [pk for (pk,) in cursor.fetchall()]
-        names = ", ".join(quote(column_of[name]) for name in [meta.pk.attname, *given, *defaults])
+        columns = [column_of[name] for name in [meta.pk.attname, *given, *defaults]]
         fixed = list(defaults.values())
-        types = _column_types(cursor, meta.db_table, [column_of[name] for name in [meta.pk.attname, *given, *defaults]])
+        oid_of = _column_types(cursor, meta.db_table)
         cursor.cursor.adapters.register_dumper(None, _JsonText)
+        names = ", ".join(quote(column) for column in columns)
         with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(types)
+            copy.set_types([oid_of[column] for column in columns])
             for pk, row in zip(ids, rows):
                 copy.write_row([pk, *(row[name] for name in given), *fixed])
     return ids
@@ -59,25 +61,23 @@ def _default(field) -> Any:
     return field.get_db_prep_save(field.get_default(), connection)
 
 
-_types: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+_types: dict[str, dict[str, int]] = {}
 
 
-def _column_types(cursor, table: str, columns: list[str]) -> list[int]:
-    """The type oid of each column, which a binary COPY must name (asked once a process)."""
-    key = (table, tuple(columns))
-    if key not in _types:
+def _column_types(cursor, table: str) -> dict[str, int]:
+    """Each column's type oid, which a binary COPY must name (asked once a process)."""
+    if table not in _types:
         cursor.execute("SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0",
                        [connection.ops.quote_name(table)])
-        oid_of = dict(cursor.fetchall())
-        _types[key] = [oid_of[column] for column in columns]
-    return _types[key]
+        _types[table] = dict(cursor.fetchall())
+    return _types[table]
 
 
 class _JsonText(Dumper):
     """JSON text, as rows give it, in jsonb's binary form (a version byte, then the text)."""
 
     format = Format.BINARY
-    oid = 3802  # jsonb
+    oid = adapters.types["jsonb"].oid
 
     def dump(self, obj: str) -> bytes:
         return b"\x01" + obj.encode()

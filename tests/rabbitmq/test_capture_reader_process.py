@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from collections import Counter
 
 import aio_pika
@@ -43,16 +42,6 @@ def readers_of(pid: int) -> list[int]:
     return found
 
 
-def wait_for(condition, what: str, seconds: float = 20):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_reader_killed_mid_capture_is_replaced_and_nothing_is_lost(kit, rabbit_broker, operator, settings):
     settings.DLO_BATCH_SIZE = 50
@@ -74,8 +63,9 @@ def test_a_reader_killed_mid_capture_is_replaced_and_nothing_is_lost(kit, rabbit
     runner = threading.Thread(target=run)
     runner.start()
     try:
-        (reader,) = wait_for(lambda: readers_of(os.getpid()), "the capture's reader process")
-        wait_for(lambda: Job.objects.get(pk=job.pk).done >= 200, "the first batches stored")
+        kit.wait_for(lambda: readers_of(os.getpid()), "the capture's reader process")
+        (reader,) = readers_of(os.getpid())
+        kit.wait_for(lambda: Job.objects.get(pk=job.pk).done >= 200, "the first batches stored")
         os.kill(reader, signal.SIGKILL)
     finally:
         runner.join(120)
