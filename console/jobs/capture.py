@@ -5,7 +5,7 @@ next batch's transaction (one statement fewer per batch), and by the end of the 
 
 The broker is read in a child process (console.brokers.capture_process) unless it lives in
 this one. The consumer's prefetch is three batches: one being stored, one being prepared, and
-one the child decodes meanwhile.
+one the child decodes meanwhile. Batches are sized by their bodies (console.jobs.batch_sizing).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from console.brokers import CaptureSession
 from console.brokers.capture_process import ChildCapture
+from console.jobs.batch_sizing import BatchSizer
 from console.jobs.control import advance, checkpoint, with_broker_retry
 from console.models import DeadPlace, Job
 from console.services.custody import mark_acked, mark_place_acked, prepare_batch, store_prepared
@@ -58,10 +59,12 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
     counted again). The job is checked for pause and cancel between batches.
 
     While PostgreSQL stores a batch, a second thread takes the next one from the broker (the
-    prefetch holds two) and makes it ready. A batch is acknowledged only after its own commit,
+    prefetch holds three) and makes it ready. Each batch is sized by the bodies of the one
+    before it (BatchSizer). A batch is acknowledged only after its own commit,
     so a stop at any point leaves it on the broker.
     """
     batch_size = settings.DLO_BATCH_SIZE
+    sizer = BatchSizer(batch_size, settings.DLO_BATCH_BYTES)
     acked: list[int] = []
 
     def take(session, worker, in_hand: int) -> tuple[Future | None, Future | None]:
@@ -72,8 +75,8 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
         left = None if left is None else left - in_hand
         if (left is not None and left <= 0) or (until is not None and time.monotonic() >= until):
             return None, None
-        taken = worker.submit(session.next_batch, batch_size if left is None else min(batch_size, left),
-                              wait_seconds=wait_seconds)
+        count = sizer.next_count(left)
+        taken = worker.submit(lambda: sizer.saw(session.next_batch(count, wait_seconds=wait_seconds)))
         return taken, worker.submit(lambda: prepare_batch(place, taken.result(), job))
 
     def batch_of(taken: Future | None) -> list | None:

@@ -11,7 +11,9 @@ Features
   Depth and consumers come from a passive declare (exact; the API's counts lag), the oldest
   message's time from the API's ``head_message_timestamp``. Nothing is consumed.
 - **Capture** (``capture.py``): a consumer with ``basic.qos(prefetch)`` and manual acks; the
-  caller acks only what it committed; closing the channel requeues the rest.
+  caller acks only what it committed; closing the channel requeues the rest. The prefetch is
+  three of the batches asked for, so it shrinks for large messages (started again when the
+  batch size changes twofold: RabbitMQ fixes it when a consumer starts).
 - **Failure envelope** (``xdeath.py``): origin subscription, exchange, routing key, reason
   (``rejected``, ``expired``, ``maxlen``, ``delivery_limit``), count and failure times from
   ``x-death``, skipping retry-queue hops; ``x-first-death-*`` and quorum ``x-delivery-count``

@@ -34,25 +34,45 @@ def received(message: DeliveredMessage) -> Received:
 
 
 class QueueConsumer:
-    """The async half: one channel, one consumer, a buffer of deliveries."""
+    """The async half: one channel, one consumer, a buffer of deliveries.
 
-    def __init__(self, channel: Any, raw: Any, queue: str, prefetch: int, where: str) -> None:
+    The consumer's prefetch is three of the batches the caller asks for, at most ``cap``: the
+    caller asks for fewer messages at a time when they are large (console.jobs.batch_sizing), so
+    that the messages RabbitMQ sends ahead stay bounded in bytes too (it ignores a byte limit).
+    RabbitMQ fixes a consumer's prefetch when it starts, so the consumer starts with the first
+    batch asked for, and starts again when the batches grow or shrink twofold.
+    """
+
+    def __init__(self, channel: Any, raw: Any, queue: str, cap: int, where: str) -> None:
         self.channel = channel  # aio_pika channel
         self.raw = raw  # its aiormq channel
         self.queue = queue
-        self.prefetch = prefetch
+        self.cap = max(1, cap)
+        self.prefetch = 0
+        self.tag: str | None = None
         self.where = where
         self.buffer: asyncio.Queue[DeliveredMessage] = asyncio.Queue()
         self.unacked: set[int] = set()
 
     @classmethod
-    async def start(cls, connection: Any, queue: str, prefetch: int, where: str) -> QueueConsumer:
+    async def start(cls, connection: Any, queue: str, cap: int, where: str) -> QueueConsumer:
         channel = await connection.channel(publisher_confirms=False)
         raw = await channel.get_underlay_channel()
-        consumer = cls(channel, raw, queue, max(1, prefetch), where)
-        await raw.basic_qos(prefetch_count=consumer.prefetch)
-        await raw.basic_consume(queue, consumer._deliver, no_ack=False)
-        return consumer
+        return cls(channel, raw, queue, cap, where)
+
+    async def _consume_for(self, max_count: int) -> None:
+        """Consume with a prefetch of three batches of ``max_count``, unless the one running is
+        within a factor of two of that. Deliveries sent before a cancel still reach the buffer
+        (they come before its answer), and stay ours to acknowledge."""
+        wanted = min(self.cap, 3 * max(1, max_count))
+        if self.tag is not None and self.prefetch / 2 < wanted < 2 * self.prefetch:
+            return
+        if self.tag is not None:
+            await self.raw.basic_cancel(self.tag)
+            self.tag = None
+        await self.raw.basic_qos(prefetch_count=wanted)
+        self.tag = (await self.raw.basic_consume(self.queue, self._deliver, no_ack=False)).consumer_tag
+        self.prefetch = wanted
 
     async def _deliver(self, message: DeliveredMessage) -> None:
         self.buffer.put_nowait(message)
@@ -69,6 +89,9 @@ class QueueConsumer:
                            "go back to the queue", permanent=False)
 
     async def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
+        if self.raw.is_closed:
+            raise self._lost()
+        await self._consume_for(max_count)
         batch = await self._take(max_count, wait_seconds)
         if not batch:
             # An empty batch tells the caller the queue is drained; make sure it is not a
