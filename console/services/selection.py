@@ -112,7 +112,9 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
         # and lets PostgreSQL narrow the search with the trigram index on the escaped bodies
         # (LetterSearch) instead of reading every body; position() then decides exactly
         # (an escaped needle can also match across other bytes' escapes: "200" in "\\200").
-        may_hold = LetterSearch.objects.filter(letter_id=OuterRef("pk"), text__contains=escaped(needle))
+        # A body longer than the text LetterSearch keeps may hold it anyway.
+        may_hold = LetterSearch.objects.filter(Q(text__contains=escaped(needle)) | Q(partial=True),
+                                               letter_id=OuterRef("pk"))
         qs = qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
     if "since" in f:
         qs = qs.filter(captured_at__gte=_datetime(f["since"], "since"))

@@ -34,3 +34,26 @@ def test_search_finds_what_custody_holds_and_forgets_an_erased_body(memory_broke
     purge = do_letters_job("purge", actor=operator, reason="card number in the body", ids=[card.pk])
     assert run_job(purge.pk) == "succeeded"
     assert _found(q="gift wrap") == [] and LetterSearch.objects.get(letter=card).text == ""
+
+
+@pytest.mark.role("admin")
+def test_a_large_body_is_found_beyond_the_text_kept_for_it(memory_broker, operator):
+    place = memory_place(memory_broker)
+    cut = LetterSearch.TEXT_BYTES
+    head, tail = b"a" * (cut - 3), b"b" * 100_000
+    large = store_letter(place, head + b"needle" + tail + b"second needle at the end")
+    small = store_letter(place, b"a needle in a small body")
+    plain = store_letter(place, b"x" * (cut + 10))
+
+    search = LetterSearch.objects.get(letter=large)
+    assert search.partial and len(search.text) == cut, "only the first 64 KiB is indexed"
+    assert not LetterSearch.objects.get(letter=small).partial
+    assert _found(q="needle") == [large.pk, small.pk], "across the cut, and beyond it"
+    assert _found(q="second needle at the end") == [large.pk]
+    assert _found(q="nowhere") == []
+
+    # Erasing the body (a purge) makes its text whole again: empty.
+    purge = do_letters_job("purge", actor=operator, reason="too large", ids=[large.pk, plain.pk])
+    assert run_job(purge.pk) == "succeeded"
+    assert not LetterSearch.objects.filter(partial=True).exists()
+    assert _found(q="needle") == [small.pk]
