@@ -26,7 +26,8 @@ if str(ROOT) not in sys.path:
 
 AMQP_URL = os.environ.get("BENCH_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 MANAGEMENT_URL = os.environ.get("BENCH_MANAGEMENT_URL", "http://guest:guest@127.0.0.1:15672")
-BODY_SIZE = 1024
+BODY_SIZE = 1024  # --body-size
+BINARY_BODIES = False  # --binary: random bytes, the worst case for the body-text index
 #: The job asks for approval (over DLO_APPROVAL_THRESHOLD letters); a second actor approves it.
 REQUESTER = "cli:bench-requester"
 APPROVER = "cli:bench-approver"
@@ -38,11 +39,15 @@ def start(doc: str):
 
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--body-size", type=int, default=BODY_SIZE, help="bytes a message (default 1 KiB)")
+    parser.add_argument("--binary", action="store_true", help="bodies of random bytes instead of padded JSON")
     parser.add_argument("--keep-letters", action="store_true", help="leave the run's letters in the database")
     parser.add_argument("--concurrency", type=int, default=1, help="a replay's connections publishing at once")
     parser.add_argument("--worker", action="store_true",
                         help="run the job in a real `celery -A console worker` process (its memory is measured)")
     args = parser.parse_args()
+    global BODY_SIZE, BINARY_BODIES
+    BODY_SIZE, BINARY_BODIES = args.body_size, args.binary
     if args.worker:
         # The job goes to the worker the way the console sends it: queued on commit.
         import tempfile
@@ -65,8 +70,12 @@ def setup_django() -> None:
 
 # -- RabbitMQ, apart from the console ------------------------------------------------------------
 
-def body_of(serial: int, size: int = BODY_SIZE) -> bytes:
-    """A JSON body of exactly ``size`` bytes (padded), different for every serial."""
+def body_of(serial: int) -> bytes:
+    """A body of exactly BODY_SIZE bytes, different for every serial: JSON (padded), or random
+    bytes with --binary."""
+    size = BODY_SIZE
+    if BINARY_BODIES:
+        return serial.to_bytes(8, "big") + os.urandom(max(0, size - 8))
     head = b'{"order_id": %d, "currency": "EUR", "note": "' % serial
     tail = b'"}'
     return head + b"x" * max(0, size - len(head) - len(tail)) + tail
