@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from console.brokers.base import BrokerConfig, BrokerError, CaptureSession, PlaceRef, Received
+from console.malloc import give_back_large_blocks
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,6 +190,7 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
 
 
 def main() -> None:
+    give_back_large_blocks()
     commands = os.fdopen(0, "rb", buffering=0)
     replies: BinaryIO = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # stray prints go to stderr, never into the replies
