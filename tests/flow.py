@@ -4,6 +4,10 @@ the Celery worker runs)."""
 
 from __future__ import annotations
 
+import threading
+
+from django.db import connections
+
 from console.jobs.runner import run_job
 from console.models import DeadLetter, DeadPlace, Job
 from console.services.brokers import do_discover
@@ -20,6 +24,22 @@ def finished(job: Job) -> Job:
     """The job after running it to its end."""
     run_job(job.pk)
     return Job.objects.get(pk=job.pk)
+
+
+class JobThread(threading.Thread):
+    """Runs a job on a thread of its own, so the test can watch or disturb it meanwhile;
+    ``outcome`` holds the job's status once the thread is done."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(name=f"job-{job_id}")
+        self.job_id = job_id
+        self.outcome: list[str] = []
+
+    def run(self) -> None:
+        try:
+            self.outcome.append(run_job(self.job_id))
+        finally:
+            connections.close_all()
 
 
 def capture(place: DeadPlace, operator, **kw) -> Job:

@@ -5,16 +5,14 @@ worker stay small whatever the messages weigh, and every message is stored once,
 from __future__ import annotations
 
 import os
-import threading
 
 import aio_pika
 import pytest
-from django.db import connections
 
-from console.jobs.runner import run_job
 from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
 from console.services.jobs import do_capture
+from tests.flow import JobThread
 
 pytestmark = pytest.mark.rabbitmq
 
@@ -32,15 +30,7 @@ def test_large_messages_are_taken_a_few_at_a_time(kit, rabbit_broker, operator, 
     (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
     job = do_capture(place, actor=operator, reason="large messages")
 
-    outcome: list[str] = []
-
-    def run() -> None:
-        try:
-            outcome.append(run_job(job.pk))
-        finally:
-            connections.close_all()
-
-    runner = threading.Thread(target=run)
+    runner = JobThread(job.pk)
     runner.start()
     in_flight: list[int] = []
     try:
@@ -52,7 +42,7 @@ def test_large_messages_are_taken_a_few_at_a_time(kit, rabbit_broker, operator, 
     finally:
         runner.join(120)
 
-    assert outcome == [Job.Status.SUCCEEDED], Job.objects.get(pk=job.pk).error
+    assert runner.outcome == [Job.Status.SUCCEEDED], Job.objects.get(pk=job.pk).error
     stored = dict(DeadLetter.objects.filter(place=place).values_list("message_id", "body"))
     assert stored.keys() == bodies.keys() and all(bytes(stored[key]) == body for key, body in bodies.items())
     assert kit.depth(dlq) == 0

@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from collections import Counter
 
 import aio_pika
 import pytest
-from django.db import connections
 
 from console.brokers import BrokerError, PlaceRef
 from console.brokers.capture_process import ChildCapture
-from console.jobs.runner import run_job
 from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
 from console.services.jobs import do_capture
+from tests.flow import JobThread
 from tests.rabbitmq.conftest import rabbit_config
 
 pytestmark = pytest.mark.rabbitmq
@@ -52,15 +50,7 @@ def test_a_reader_killed_mid_capture_is_replaced_and_nothing_is_lost(kit, rabbit
     (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
     job = do_capture(place, actor=operator, reason="reader killed mid-capture")
 
-    outcome: list[str] = []
-
-    def run() -> None:
-        try:
-            outcome.append(run_job(job.pk))
-        finally:
-            connections.close_all()
-
-    runner = threading.Thread(target=run)
+    runner = JobThread(job.pk)
     runner.start()
     try:
         kit.wait_for(lambda: readers_of(os.getpid()), "the capture's reader process")
@@ -71,7 +61,7 @@ def test_a_reader_killed_mid_capture_is_replaced_and_nothing_is_lost(kit, rabbit
         runner.join(120)
 
     job.refresh_from_db()
-    assert outcome == [Job.Status.SUCCEEDED], job.error
+    assert runner.outcome == [Job.Status.SUCCEEDED], job.error
     stored = Counter(DeadLetter.objects.filter(place=place).values_list("message_id", flat=True))
     assert set(stored) == {f"m{n}" for n in range(count)}, "every message is in custody"
     assert max(stored.values()) == 1, "no message is stored twice"
