@@ -60,8 +60,8 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
 
     While PostgreSQL stores a batch, a second thread takes the next one from the broker (the
     prefetch holds three) and makes it ready. Each batch is sized by the bodies of the one
-    before it (BatchSizer). A batch is acknowledged only after its own commit,
-    so a stop at any point leaves it on the broker.
+    before it (BatchSizer). A batch is acknowledged only after its own commit, so a stop at any
+    point leaves it on the broker.
     """
     batch_size = settings.DLO_BATCH_SIZE
     sizer = BatchSizer(batch_size, settings.DLO_BATCH_BYTES)
