@@ -288,21 +288,14 @@ class ReaderPeak:
         self._thread.start()
 
     def _watch(self) -> None:
-        me = str(os.getpid())
+        from tests.workers import readers_of
+
         while not self._stop.wait(0.1):
-            for entry in os.listdir("/proc"):
-                if not entry.isdigit():
-                    continue
+            for reader in readers_of(os.getpid()):
                 try:
-                    with open(f"/proc/{entry}/stat") as stat:
-                        if stat.read().rsplit(")", 1)[1].split()[1] != me:
-                            continue
-                    with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                        if b"console.brokers.capture_process" not in cmdline.read():
-                            continue
-                    self.peak_mib = max(self.peak_mib, _status_mib(int(entry), "VmHWM"))
-                except (OSError, IndexError):
-                    continue
+                    self.peak_mib = max(self.peak_mib, _status_mib(reader, "VmHWM"))
+                except OSError:
+                    continue  # it exited meanwhile
 
     def stop(self) -> None:
         self._stop.set()

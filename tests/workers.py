@@ -1,4 +1,5 @@
-"""Real ``celery -A console worker`` processes for the tests, on the test database.
+"""Real ``celery -A console worker`` processes for the tests, on the test database; and
+the capture reader processes a job starts (``readers_of``).
 
 The worker takes its tasks from kombu's filesystem transport in a folder of the test's own
 (the ``filesystem_transport`` fixture points this process's Celery app at the same folder),
@@ -18,6 +19,25 @@ from urllib.parse import quote
 from django.conf import settings
 
 PROJECT = Path(__file__).resolve().parent.parent
+
+
+def readers_of(pid: int) -> list[int]:
+    """The capture reader processes (console.brokers.capture_process) that ``pid`` started."""
+    from console.brokers import capture_process
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat, open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+                command = cmdline.read()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and capture_process.__name__.encode() in command:
+            found.append(int(entry))
+    return found
 
 
 def test_database_url() -> str:

@@ -19,25 +19,9 @@ from console.services.brokers import do_discover
 from console.services.jobs import do_capture
 from tests.flow import JobThread
 from tests.rabbitmq.conftest import rabbit_config
+from tests.workers import readers_of
 
 pytestmark = pytest.mark.rabbitmq
-
-
-def readers_of(pid: int) -> list[int]:
-    """The capture reader processes that ``pid`` started."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat, open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-                command = cmdline.read()
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == pid and b"console.brokers.capture_process" in command:
-            found.append(int(entry))
-    return found
 
 
 @pytest.mark.django_db(transaction=True)
