@@ -250,7 +250,7 @@ def add_broker_and_discover(prefix: str, place_name: str):
 def approve_if_waiting(job):
     """The two-person rule: a job over DLO_APPROVAL_THRESHOLD waits; a second actor approves it."""
     from console.models import Job
-    from console.services.approvals import do_approve
+    from console.jobs.approvals import do_approve
 
     job.refresh_from_db()
     if job.status == Job.Status.AWAITING_APPROVAL:

@@ -30,7 +30,7 @@ def main() -> None:
     args = bench.start(__doc__)
 
     from console.models import DeadLetter, Job
-    from console.services.jobs import do_capture
+    from console.jobs.requests import request_job
 
     prefix = bench.unique_prefix("capture")
     origin, dlq = f"{prefix}.orders", f"{prefix}.orders.dlq"
@@ -48,7 +48,7 @@ def main() -> None:
               f"all dead-lettered into {dlq}")
         place = bench.add_broker_and_discover(prefix, dlq)
 
-        job = do_capture(place, actor=bench.REQUESTER, reason="benchmark: capture vs shovel")
+        job = request_job("capture", place=place, actor=bench.REQUESTER, reason="benchmark: capture vs shovel")
         job = bench.approve_if_waiting(job)
         measured = bench.run_measured(job.pk)
         job = Job.objects.get(pk=job.pk)

@@ -75,7 +75,7 @@ def main() -> None:
     args = bench.start(__doc__)
 
     from console.models import DeadLetter, Job, LetterState
-    from console.services.jobs import do_replay
+    from console.jobs.requests import request_job
 
     prefix = bench.unique_prefix("replay")
     origin, dlq = f"{prefix}.orders", f"{prefix}.orders.dlq"
@@ -90,7 +90,7 @@ def main() -> None:
         print(f"seeded {args.count:,} held letters of {bench.BODY_SIZE} bytes for {place} in "
               f"{time.perf_counter() - started:.1f} s")
 
-        job = do_replay(actor=bench.REQUESTER, reason="benchmark: replay vs shovel",
+        job = request_job("replay", actor=bench.REQUESTER, reason="benchmark: replay vs shovel",
                         filter={"place": place.pk, "state": LetterState.HELD}, concurrency=args.concurrency)
         job = bench.approve_if_waiting(job)
         measured = bench.run_in_worker(job.pk) if args.worker else bench.run_measured(job.pk)

@@ -195,9 +195,11 @@ DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 1000)
 DLO_BATCH_BYTES = env_int("DLO_BATCH_BYTES", 16 * 1024 * 1024)
 # A running job not heard of for this long lost its worker; the periodic task resumes it.
 DLO_JOB_STALE_SECONDS = env_int("DLO_JOB_STALE_SECONDS", 120)
-# Two-person rule (console.services.approvals): a purge of any size, and any job on more than
-# this many letters, waits for a second person's approval; unapproved, it expires after this long.
+# Two-person rule (console.jobs.approvals): a purge of any size, a job of unknown size, and jobs
+# whose requester asked for more than this many letters of one place within the window wait for
+# a second person's approval; unapproved, a job expires after this long.
 DLO_APPROVAL_THRESHOLD = env_int("DLO_APPROVAL_THRESHOLD", 1000)
+DLO_APPROVAL_WINDOW_SECONDS = env_int("DLO_APPROVAL_WINDOW_SECONDS", 3600)
 DLO_APPROVAL_EXPIRY_SECONDS = env_int("DLO_APPROVAL_EXPIRY_SECONDS", 24 * 3600)
 # How long a job waits for an unreachable broker before it fails.
 DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)

@@ -11,7 +11,7 @@ from django.db import connections
 from console.jobs.runner import run_job
 from console.models import DeadLetter, DeadPlace, Job
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture, do_mark_failed, do_move, do_purge, do_replay
+from console.jobs.requests import request_job
 
 
 def discovered(broker, operator, name: str, scope: str = "") -> DeadPlace:
@@ -43,23 +43,23 @@ class JobThread(threading.Thread):
 
 
 def capture(place: DeadPlace, operator, **kw) -> Job:
-    return finished(do_capture(place, actor=operator, reason="triage", **kw))
+    return finished(request_job("capture", place=place, actor=operator, reason="triage", **kw))
 
 
 def replay(operator, ids: list[int]) -> Job:
-    return finished(do_replay(actor=operator, reason="bug fixed", ids=ids))
+    return finished(request_job("replay", actor=operator, reason="bug fixed", ids=ids))
 
 
 def move(operator, ids: list[int], target: str) -> Job:
-    return finished(do_move(target=target, actor=operator, reason="park them", ids=ids))
+    return finished(request_job("move", target=target, actor=operator, reason="park them", ids=ids))
 
 
 def purge(operator, ids: list[int]) -> Job:
-    return finished(do_purge(actor=operator, reason="personal data", ids=ids))
+    return finished(request_job("purge", actor=operator, reason="personal data", ids=ids))
 
 
 def mark_failed(operator, ids: list[int]) -> Job:
-    return finished(do_mark_failed(actor=operator, reason="cannot be fixed", ids=ids))
+    return finished(request_job("mark_failed", actor=operator, reason="cannot be fixed", ids=ids))
 
 
 def letters_of(place: DeadPlace) -> list[DeadLetter]:

@@ -12,7 +12,7 @@ from console.brokers.memory.adapter import Message
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
 from console.services.custody import store_captured
-from console.services.jobs import do_mark_failed
+from console.jobs.requests import request_job
 from tests.workers import JobWatch, Worker
 
 
@@ -37,7 +37,7 @@ def test_a_real_worker_runs_a_job_made_through_the_services(memory_broker, watch
         ids = store_captured(place, batch, job=None, actor=operator).ids
         session.ack(batch)
 
-    job = do_mark_failed(actor=operator, reason="won't fix: test orders", ids=ids[:2])
+    job = request_job("mark_failed", actor=operator, reason="won't fix: test orders", ids=ids[:2])
     assert list((tmp_path / "celery" / "queue").iterdir()), "the service queued no task on commit"
 
     watch.finish(job)

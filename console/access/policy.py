@@ -58,7 +58,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "job-cancel": ACT,
     "job-pause": ACT,
     "job-resume": ACT,
-    # The second person of a two-person job (console.services.approvals refuses the requester).
+    # The second person of a two-person job (console.jobs.approvals refuses the requester).
     "approvals": VIEW,
     "job-approve": ACT,
     "job-refuse": ACT,

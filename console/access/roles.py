@@ -33,6 +33,11 @@ def perm(codename: str) -> str:
     return f"{APP}.{codename}"
 
 
+def role_holding(codename: str) -> str:
+    """The first role that holds a permission (for telling someone what they lack)."""
+    return next(role for role, codenames in ROLES.items() if codename in codenames)
+
+
 def has(user, codename: str) -> bool:
     """Whether a user (or the string actor of a script or command, trusted) holds a permission."""
     if isinstance(user, str):

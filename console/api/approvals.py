@@ -14,7 +14,7 @@ from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
 from console.api.keyset import NewestFirstPagination
 from console.models import Job
-from console.services.approvals import ApprovalError, SelfApprovalError, do_approve, do_refuse
+from console.jobs.approvals import ApprovalError, NotAllowedToApprove, SelfApprovalError, do_approve, do_refuse
 
 
 class ApprovalJobSerializer(JobSerializer):
@@ -56,7 +56,7 @@ class JobApprove(APIView):
         given.is_valid(raise_exception=True)
         try:
             job = do_approve(job, actor=request.user, reason=given.validated_data["reason"])
-        except SelfApprovalError as exc:
+        except (SelfApprovalError, NotAllowedToApprove) as exc:
             return refused(exc, status.HTTP_403_FORBIDDEN)
         except ApprovalError as exc:
             return refused(exc, status.HTTP_409_CONFLICT)

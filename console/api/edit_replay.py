@@ -1,5 +1,5 @@
 """``POST /api/letters/{id}/edit-replay/``: replay an edited copy of one letter (the page's
-"edit and replay"), through console.services.edit, which keeps the diff in the audit."""
+"edit and replay"), a job of kind edit_replay (console.jobs.kinds.edit_replay), which keeps the diff in the audit."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from rest_framework.views import APIView
 from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
 from console.models import DeadLetter
-from console.services.edit import do_edit_and_replay, tagged_headers
+from console.jobs.requests import request_job
+from console.services.edit import tagged_headers
 from console.services.jobs import JobError
 
 
@@ -55,8 +56,8 @@ class LetterEditReplay(APIView):
         data = given.validated_data
         try:
             headers = tagged_headers(data["headers"]) if "headers" in data else letter.headers
-            job = do_edit_and_replay(letter, body=data["body"], headers=headers, actor=request.user,
-                                     reason=data["reason"], ticket=data["ticket"])
+            job = request_job("edit_replay", letter=letter, body=data["body"], headers=headers,
+                              actor=request.user, reason=data["reason"], ticket=data["ticket"])
         except JobError as exc:
             return refused(exc)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

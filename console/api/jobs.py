@@ -1,4 +1,5 @@
-"""``/api/jobs/``: start replay, move, purge and mark-failed jobs, preview them, follow and steer them."""
+"""``/api/jobs/``: start replay, move, purge and mark-failed jobs (console.jobs.requests), preview
+them, follow and steer them."""
 
 from __future__ import annotations
 
@@ -10,33 +11,46 @@ from rest_framework.views import APIView
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.api.keyset import NewestFirstPagination
+from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
+from console.jobs.requests import request_job
+from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.models import Job
-from console.services.jobs import (
-    MAX_CANARY_WAIT_SECONDS,
-    MAX_CONCURRENCY,
-    JobError,
-    do_cancel_job,
-    do_letters_job,
-    do_pause_job,
-    do_resume_job,
-    preview,
-)
+from console.services.jobs import JobError, preview
 from console.services.selection import FILTER_KEYS
 
 LETTER_ACTIONS = [Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED]
 
 
+class ParamField(serializers.ReadOnlyField):
+    """One of the kind's parameters at the top level of a job's answer, where scripts read it
+    from before parameters moved into ``params``; ``empty`` when the kind does not set it."""
+
+    def __init__(self, empty=None, **kwargs) -> None:
+        super().__init__(source="params", **kwargs)
+        self.empty = empty
+
+    def to_representation(self, params):
+        return (params or {}).get(self.field_name, self.empty)
+
+
 class JobSerializer(serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_name", read_only=True)
     percent = serializers.IntegerField(read_only=True)
+    params = serializers.JSONField(read_only=True, help_text="The kind's parameters, as asked for")
+    target = ParamField("", help_text="Destination queue of a move or shovel")
+    rate_limit = ParamField()
+    concurrency = ParamField(1)
+    canary_size = ParamField()
+    canary_wait_seconds = ParamField()
+    return_threshold = ParamField()
 
     class Meta:
         model = Job
         fields = [
-            "id", "kind", "status", "actor", "reason", "ticket", "place", "target", "selection",
-            "expected", "rate_limit", "concurrency", "canary_size", "canary_wait_seconds", "return_threshold",
-            "watch", "pause_reason", "total", "done", "failed", "skipped", "returned", "percent",
-            "cursor", "cancel_requested", "pause_requested", "log", "error",
+            "id", "kind", "status", "actor", "reason", "ticket", "place", "params", "target", "selection",
+            "per_place", "expected", "rate_limit", "concurrency", "canary_size", "canary_wait_seconds",
+            "return_threshold", "watch", "pause_reason", "total", "done", "failed", "skipped", "returned",
+            "percent", "cursor", "cancel_requested", "pause_requested", "log", "error",
             "created_at", "started_at", "finished_at", "heartbeat_at",
         ]
         read_only_fields = fields
@@ -69,7 +83,7 @@ class JobCreateSerializer(SelectionSerializer):
     ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
     rate_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
                                           help_text="Letters per second (replay and move)")
-    concurrency = serializers.IntegerField(required=False, default=1, min_value=1, max_value=MAX_CONCURRENCY,
+    concurrency = serializers.IntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY,
                                            help_text="Connections per broker publishing at once (replay and "
                                                      "move); above 1, order across them is not kept")
     canary_size = serializers.IntegerField(
@@ -117,10 +131,10 @@ class JobList(generics.ListAPIView):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         try:
-            job = do_letters_job(
+            job = request_job(
                 data["action"], actor=request.user, reason=data["reason"], ids=data.get("letters"),
                 filter=data.get("filter"), target=data["target"], ticket=data["ticket"],
-                rate_limit=data.get("rate_limit"), concurrency=data["concurrency"],
+                rate_limit=data.get("rate_limit"), concurrency=data.get("concurrency"),
                 canary_size=data.get("canary_size"), canary_wait_seconds=data.get("canary_wait_seconds"),
                 return_threshold=data.get("return_threshold"),
             )

@@ -15,7 +15,8 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
 from console.models import DeadPlace, LetterState
-from console.services.jobs import JobError, do_capture, do_shovel
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
 
 
 def places_with_custody() -> QuerySet:
@@ -77,17 +78,17 @@ class PlaceDetail(generics.RetrieveAPIView):
 
 
 class PlaceJob(APIView):
-    """Base of the jobs on a whole place: one service call, 202 with the job, 400 with the refusal."""
+    """Base of the jobs on a whole place: one request, 202 with the job, 400 with the refusal."""
 
     given = CaptureSerializer
-    start = staticmethod(do_capture)
+    kind = "capture"
 
     def start_job(self, request, place_id: int) -> Response:
         place = generics.get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
         given = self.given(data=request.data)
         given.is_valid(raise_exception=True)
         try:
-            job = self.start(place, actor=request.user, **given.validated_data)
+            job = request_job(self.kind, place=place, actor=request.user, **given.validated_data)
         except JobError as exc:
             return refused(exc)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
@@ -105,7 +106,7 @@ class PlaceShovel(PlaceJob):
     cannot, or when the target is the place itself or no existing queue."""
 
     given = ShovelSerializer
-    start = staticmethod(do_shovel)
+    kind = "shovel"
 
     @extend_schema(request=ShovelSerializer, responses={202: JobSerializer, 400: ErrorSerializer})
     def post(self, request, place_id: int):

@@ -26,9 +26,9 @@ from console.models import DeadPlace, Job
 from console.services.custody import mark_acked, mark_place_acked, prepare_batch, store_prepared
 
 
-def run_capture(job: Job) -> str:
+def run_capture(job: Job, limit: int | None = None) -> str:
+    """Capture the job's place, at most ``limit`` letters (all it holds without one)."""
     place = DeadPlace.objects.select_related("broker").get(pk=job.place_id)
-    limit = job.selection.get("limit")
     with place.broker.adapter() as adapter:
         drained = with_broker_retry(job, lambda: capture_pass(
             adapter, place, job=job, reason=job.reason, limit=_left(job, limit),

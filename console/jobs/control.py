@@ -42,7 +42,7 @@ def claim(job_id: int) -> Job | None:
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.is_finished or job.status in (Job.Status.PAUSED, Job.Status.AWAITING_APPROVAL):
             return None
-        if job.status in (Job.Status.RUNNING, Job.Status.WAITING) and not is_stale(job):
+        if job.status in Job.IN_WORKER and not is_stale(job):
             return None
         if job.status != Job.Status.QUEUED:
             job.add_log("resumed after its worker stopped")

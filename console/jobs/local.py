@@ -8,22 +8,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.jobs.control import advance, checkpoint
-from console.models import DeadLetter, DeadPlace, Job, LetterState
+from console.models import DeadLetter, DeadPlace, Job
 from console.services import audit
 from console.services.selection import resolve
 
 CHUNK = 2000
 
-# kind -> (states it may act on, new state, extra field changes)
-TRANSITIONS = {
-    Job.Kind.PURGE: ((LetterState.HELD, LetterState.FAILED), LetterState.PURGED,
-                     {"body": b"", "body_erased": True}),
-    Job.Kind.MARK_FAILED: ((LetterState.HELD,), LetterState.FAILED, {}),
-}
-
-
-def run_local(job: Job) -> str:
-    from_states, to_state, extra = TRANSITIONS[job.kind]
+def run_local(job: Job, from_states: tuple[str, ...], to_state: str, extra: dict) -> str:
+    """Move the job's letters that are in ``from_states`` to ``to_state`` (changing ``extra``
+    fields too), a chunk per transaction with one audit row per place."""
     letters = resolve(job.selection).order_by("id")
     while True:
         checkpoint(job)

@@ -1,6 +1,6 @@
 """Periodic work scheduled by Celery beat: broker health and place samples for the charts
 (neither changes a letter, a queue or a setting, so neither writes audit rows); resuming jobs
-whose worker died; expiring jobs nobody approved (audited by console.services.approvals).
+whose worker died; expiring jobs nobody approved (audited by console.jobs.approvals).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def resume_stale_jobs() -> list[int]:
 
     stale_before = timezone.now() - timezone.timedelta(seconds=settings.DLO_JOB_STALE_SECONDS)
     candidates = Job.objects.filter(
-        Q(status__in=[Job.Status.RUNNING, Job.Status.WAITING]) | Q(status=Job.Status.QUEUED, created_at__lt=stale_before)
+        Q(status__in=Job.IN_WORKER) | Q(status=Job.Status.QUEUED, created_at__lt=stale_before)
     )
     resumed = [job.pk for job in candidates if job.status == Job.Status.QUEUED or is_stale(job)]
     for job_id in resumed:
@@ -98,6 +98,6 @@ def resume_stale_jobs() -> list[int]:
 
 def expire_unapproved_jobs() -> list[int]:
     """Expire the jobs nobody approved within DLO_APPROVAL_EXPIRY_SECONDS (audited)."""
-    from console.services.approvals import expire_unapproved
+    from console.jobs.approvals import expire_unapproved
 
     return expire_unapproved()

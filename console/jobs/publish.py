@@ -28,13 +28,12 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from console.brokers import Outgoing
-from console.brokers.values import from_json
 from console.jobs.control import Throttle, advance, checkpoint
 from console.jobs.returns import ReturnWatch
-from console.jobs.senders import Senders
+from console.jobs.senders import Senders, outgoing
 from console.models import DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
-from console.services.custody import REPLAY_ID_HEADER
+from console.services.custody import replay_id
 from console.services.selection import resolve
 
 MAX_BATCH_BYTES = 64 * 1024 * 1024
@@ -65,9 +64,12 @@ class Flight:
     sending: object = None  # the Senders' handle while the broker has it
 
 
-def run_publish(job: Job) -> str:
-    throttle = Throttle(job.rate_limit)
-    watch = ReturnWatch(job)
+def run_publish(job: Job, pace) -> str:
+    """Publish the job's letters at its ``pace`` (console.jobs.kinds.pace): to their origin, or
+    to ``pace.target`` for a move."""
+    throttle = Throttle(pace.rate_limit)
+    watch = ReturnWatch(job, pace)
+    target = getattr(pace, "target", "")
     places = PlaceCache()
     marked: Flight | None = None  # marked replaying, not sent yet
     flying: Flight | None = None  # sent, not recorded yet
@@ -76,20 +78,20 @@ def run_publish(job: Job) -> str:
         return watch.room(throttle.batch_size(settings.DLO_BATCH_SIZE),
                           in_air=sum(len(flight.letters) for flight in in_air if flight is not None))
 
-    with Senders(job) as senders, Taker(job) as taker:
+    with Senders(job, pace.concurrency) as senders, Taker(job) as taker:
         try:
             while True:
                 checkpoint(job)
                 taker.start(room(flying))
                 marked = taker.result()
-                results = senders.wait(flying) if flying is not None else None
+                results = senders.wait(flying.sending) if flying is not None else None
                 landing, flying = flying, None
                 if marked is not None:
-                    _send(job, marked, senders, places)
+                    _send(target, marked, senders, places)
                     flying, marked = marked, None
                     taker.start(room(flying, landing))  # marked while the landing is recorded
                 if landing is not None:
-                    _record_outcome(job, landing, results, places)
+                    _record_outcome(job, target, landing, results, places)
                     watch.saw(landing_places(landing))
                     watch.after_batch()
                 if flying is not None:
@@ -99,9 +101,9 @@ def run_publish(job: Job) -> str:
                 else:
                     watch.judge_canary()
         except BaseException:
-            _land_after_stop(job, [marked, taker.abandon()], flying, senders, places)
+            _land_after_stop(job, target, [marked, taker.abandon()], flying, senders, places)
             raise
-    verb = "replayed" if job.kind == Job.Kind.REPLAY else f"moved to {job.target}"
+    verb = f"moved to {target}" if target else "replayed"
     return f"{job.done} letters {verb}, {job.failed} not confirmed, {job.skipped} skipped{watch.summary()}"
 
 
@@ -195,22 +197,25 @@ def _within_bytes(rows: list[tuple]) -> list[tuple]:
 
 
 _MARK_SQL = f"""
-    UPDATE {DeadLetter._meta.db_table}
+    UPDATE {DeadLetter._meta.db_table} AS letter
        SET state = %(replaying)s, last_job_id = %(job)s, state_changed_at = %(now)s,
-           replay_id = CASE WHEN replay_id = '' THEN replace(gen_random_uuid()::text, '-', '')
-                            ELSE replay_id END
-     WHERE id = ANY(%(ids)s)
-       AND (state = %(held)s OR (state = %(replaying)s AND last_job_id = %(job)s))
- RETURNING id, place_id, broker_id, origin_queue, replay_id, headers, properties, body
+           replay_id = CASE WHEN letter.replay_id = '' THEN fresh.replay_id ELSE letter.replay_id END
+      FROM unnest(%(ids)s::bigint[], %(replay_ids)s::text[]) AS fresh(id, replay_id)
+     WHERE letter.id = fresh.id
+       AND (letter.state = %(held)s OR (letter.state = %(replaying)s AND letter.last_job_id = %(job)s))
+ RETURNING letter.id, letter.place_id, letter.broker_id, letter.origin_queue, letter.replay_id, letter.headers,
+           letter.properties, letter.body
 """
 
 
 def _mark_replaying(job: Job, ids: list[int]) -> list[Flying]:
     """Mark the batch ``replaying`` under this job and read what publishing needs, in one
-    statement; a letter keeps its replay id across retries (PostgreSQL makes new ones)."""
+    statement; a letter keeps its replay id across retries and jobs until it is confirmed
+    (console.services.custody.replay_id)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(_MARK_SQL, {"replaying": LetterState.REPLAYING, "held": LetterState.HELD,
-                                   "job": job.pk, "now": timezone.now(), "ids": ids})
+                                   "job": job.pk, "now": timezone.now(), "ids": ids,
+                                   "replay_ids": [replay_id(job.pk, letter_id) for letter_id in ids]})
         rows = cursor.fetchall()
     return sorted((Flying(row[0], row[1], row[2], row[3], row[4], _json(row[5]), _json(row[6]),
                           bytes(row[7] or b"")) for row in rows), key=lambda letter: letter.id)
@@ -220,27 +225,25 @@ def _json(value) -> dict:
     return json.loads(value) if isinstance(value, (str, bytes)) else (value or {})
 
 
-def _destination(job: Job, letter: Flying) -> str:
-    return job.target if job.kind == Job.Kind.MOVE else letter.origin_queue
+def _destination(target: str, letter: Flying) -> str:
+    return target or letter.origin_queue
 
 
-def _send(job: Job, flight: Flight, senders: Senders, places: PlaceCache) -> None:
+def _send(target: str, flight: Flight, senders: Senders, places: PlaceCache) -> None:
     """Hand the flight to the broker(s); letters without a destination are refused here."""
     by_broker: dict[int, list[Outgoing]] = defaultdict(list)
     for letter in flight.letters:
-        destination = _destination(job, letter)
+        destination = _destination(target, letter)
         if not destination:
             flight.refused[letter.id] = "origin unknown: move it to a chosen queue instead"
             continue
-        by_broker[letter.broker_id].append(Outgoing(
-            key=letter.id, destination=destination, scope=places.get(letter.place_id).scope, body=letter.body,
-            headers={**from_json(letter.headers), REPLAY_ID_HEADER: letter.replay_id},
-            properties=from_json(letter.properties),
-        ))
+        by_broker[letter.broker_id].append(outgoing(
+            letter.id, destination=destination, scope=places.get(letter.place_id).scope, body=letter.body,
+            headers=letter.headers, properties=letter.properties, replay_id=letter.replay_id))
     flight.sending = senders.send(by_broker)
 
 
-def _record_outcome(job: Job, flight: Flight, results, places: PlaceCache) -> None:
+def _record_outcome(job: Job, target: str, flight: Flight, results, places: PlaceCache) -> None:
     """Commit the flight's outcome with one audit row per dead place the letters came from."""
     confirmed_ids, refused = results if results is not None else ([], {})
     refused = {**flight.refused, **refused}
@@ -251,10 +254,10 @@ def _record_outcome(job: Job, flight: Flight, results, places: PlaceCache) -> No
         if confirmed:
             DeadLetter.objects.filter(id__in=[letter.id for letter in confirmed]).update(
                 state=LetterState.REPLAYED, replayed_at=now, state_changed_at=now,
-                replayed_to=job.target if job.kind == Job.Kind.MOVE else "",
+                replayed_to=target,
             )
             for place_id, letters in _by_place(confirmed).items():
-                destinations = sorted({_destination(job, letter) for letter in letters})
+                destinations = sorted({_destination(target, letter) for letter in letters})
                 audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                              place=places.get(place_id), target=", ".join(destinations)[:500],
                              letter_ids=[letter.id for letter in letters], outcome="confirmed")
@@ -277,13 +280,13 @@ def _back_to_held(job: Job, ids: list[int]) -> None:
         state=LetterState.HELD, state_changed_at=timezone.now())
 
 
-def _land_after_stop(job: Job, unsent: list[Flight | None], flying: Flight | None, senders: Senders,
-                     places: PlaceCache) -> None:
+def _land_after_stop(job: Job, target: str, unsent: list[Flight | None], flying: Flight | None,
+                     senders: Senders, places: PlaceCache) -> None:
     """The loop is stopping: record what the broker confirmed, hand back what it did not and
     what was marked but never sent."""
     if flying is not None:
         try:
-            _record_outcome(job, flying, senders.wait(flying, retry=False), places)
+            _record_outcome(job, target, flying, senders.wait(flying.sending, retry=False), places)
         except Exception:
             # Whether the broker has them is unknown: held again, they may be replayed twice
             # (with the same replay id), never lost.

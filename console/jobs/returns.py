@@ -41,10 +41,11 @@ WATCHER = "system:return-watch"
 
 
 class ReturnWatch:
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, pace) -> None:
         self.job = job
-        self.canary = job.canary_size or 0
-        threshold = job.return_threshold
+        self.canary = pace.canary_size or 0
+        self.canary_wait = pace.canary_wait
+        threshold = pace.return_threshold
         self.threshold = DEFAULT_THRESHOLD if threshold is None and self.canary else threshold
         self.enabled = self.threshold is not None
         state = dict(job.watch or {})
@@ -89,8 +90,8 @@ class ReturnWatch:
         """The canary is out: watch its places for ``canary_wait_seconds``, then go on or pause."""
         job = self.job
         replayed, _ = self._counts()
-        note(job, f"canary: {replayed} letters replayed; watching for returns for {job.canary_wait_seconds}s")
-        deadline = time.monotonic() + job.canary_wait_seconds
+        note(job, f"canary: {replayed} letters replayed; watching for returns for {self.canary_wait}s")
+        deadline = time.monotonic() + self.canary_wait
         while time.monotonic() < deadline:
             checkpoint(job)
             started = time.monotonic()
@@ -102,7 +103,7 @@ class ReturnWatch:
         replayed, returned = self._counts()
         if self._too_many(max(replayed, 1), returned):
             self._pause(f"canary: {returned} of {replayed} letters came back within "
-                        f"{job.canary_wait_seconds}s ({_percent(returned, replayed)}), above the "
+                        f"{self.canary_wait}s ({_percent(returned, replayed)}), above the "
                         f"threshold of {self.threshold:g}%")
         self.state["canary_passed"] = True
         self._save(self.state)

@@ -5,33 +5,18 @@ from __future__ import annotations
 import logging
 
 from console.brokers import BrokerError
-from console.jobs.capture import run_capture
 from console.jobs.control import Stop, claim, finish
-from console.jobs.local import run_local
-from console.jobs.publish import run_publish
-from console.jobs.shovel import run_shovel
+from console.jobs.kinds import kind
 from console.models import Job
-from console.pipeline.jobs import run_archive_replay
 
 log = logging.getLogger(__name__)
-
-RUNNERS = {
-    Job.Kind.CAPTURE: run_capture,
-    Job.Kind.REPLAY: run_publish,
-    Job.Kind.MOVE: run_publish,
-    Job.Kind.PURGE: run_local,
-    Job.Kind.MARK_FAILED: run_local,
-    Job.Kind.ARCHIVE_REPLAY: run_archive_replay,
-    Job.Kind.SHOVEL: run_shovel,
-}
-
 
 def run_job(job_id: int) -> str:
     job = claim(job_id)
     if job is None:
         return "not runnable"
     try:
-        summary = RUNNERS[job.kind](job)
+        summary = kind(job.kind).run(job)
     except Stop as stop:
         finish(job, stop.status, f"{stop.status} by request after {job.done} letters")
         return stop.status

@@ -15,8 +15,19 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from console.brokers import BrokerError, Outgoing
+from console.brokers.values import from_json
 from console.jobs.control import with_broker_retry
 from console.models import Broker, Job
+from console.services.custody import REPLAY_ID_HEADER
+
+
+def outgoing(key: int, *, destination: str, scope: str, body: bytes, headers: dict, properties: dict,
+             replay_id: str) -> Outgoing:
+    """A letter as every replay publishes it: its headers and properties as the broker gave
+    them (tagged JSON, console.brokers.values), plus the replay id a consumer can drop
+    duplicates by."""
+    return Outgoing(key=key, destination=destination, scope=scope, body=body,
+                    headers={**from_json(headers), REPLAY_ID_HEADER: replay_id}, properties=from_json(properties))
 
 
 @dataclass
@@ -47,9 +58,9 @@ def _split_results(results) -> tuple[list, dict]:
 class Senders:
     """One adapter per broker and slot, and the threads that publish through them."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, concurrency: int = 1) -> None:
         self.job = job
-        self.concurrency = max(1, job.concurrency or 1)
+        self.concurrency = max(1, concurrency)
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"job{job.pk}-publish")
         self._adapters: dict[tuple[int, int], object] = {}
 
@@ -77,13 +88,13 @@ class Senders:
                 parts.append(_Part(adapter, part, self._pool.submit(_publishing(adapter, part))))
         return parts
 
-    def wait(self, flight, *, retry: bool = True) -> tuple[list, dict]:
-        """The flight's confirmed keys and refused keys (with reasons). A part whose broker
+    def wait(self, sending: list[_Part] | None, *, retry: bool = True) -> tuple[list, dict]:
+        """The confirmed keys and refused keys (with reasons) of what :meth:`send` started. A part whose broker
         went away is published again from here, waiting out the outage, unless ``retry`` is
         false; a permanent error is raised."""
         confirmed: list = []
         refused: dict = {}
-        for part in flight.sending or []:
+        for part in sending or []:
             try:
                 ok, not_ok = _split_results(part.future.result())
             except BrokerError as exc:

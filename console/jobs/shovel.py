@@ -51,10 +51,11 @@ class Counts:
     target_consumers: int = 0
 
 
-def run_shovel(job: Job) -> str:
+def run_shovel(job: Job, target: str) -> str:
+    """Move everything in the job's place to the queue ``target`` on the broker, and prove it."""
     place = DeadPlace.objects.select_related("broker").get(pk=job.place_id)
     with place.broker.adapter() as adapter:
-        run = ShovelRun(job, place, adapter)
+        run = ShovelRun(job, place, adapter, target)
         if not run.begin():
             return f"{place} was empty on the broker: nothing to move"
         try:
@@ -68,12 +69,13 @@ def run_shovel(job: Job) -> str:
 
 
 class ShovelRun:
-    def __init__(self, job: Job, place: DeadPlace, adapter: Adapter) -> None:
+    def __init__(self, job: Job, place: DeadPlace, adapter: Adapter, target: str) -> None:
         self.job = job
+        self.target_name = target
         self.place = place
         self.adapter = adapter
         self.source = place.ref
-        self.target = PlaceRef(job.target, place.scope)
+        self.target = PlaceRef(target, place.scope)
         self.name = move_name(job)
         self.removed = False  # this run removed the move (cancel, stall)
 
@@ -133,7 +135,7 @@ class ShovelRun:
             Job.objects.filter(pk=self.job.pk).update(total=now.source)
             self.job.total = now.source
             note(self.job, f"counted before: {now.source} messages in {self.place.name}, "
-                           f"{now.target} in {self.job.target}")
+                           f"{now.target} in {self.target_name}")
         if not self.expected:
             self._record("nothing to move", self.before, moved=0)
             return False
@@ -152,11 +154,11 @@ class ShovelRun:
         # Remembered before it is asked for: a worker dying in between leaves a job that
         # checks the counts before starting anything (above), never one that starts twice.
         self._remember(started=True)
-        move = self._retry(lambda: self.adapter.start_server_move(self.source, self.job.target, name=self.name,
+        move = self._retry(lambda: self.adapter.start_server_move(self.source, self.target_name, name=self.name,
                                                                   count=self.expected))
         self._remember(resend_window=move.resend_window)
         note(self.job, f"started the shovel {self.name}: the broker moves {self.expected} messages "
-                       f"from {self.place.name} to {self.job.target}")
+                       f"from {self.place.name} to {self.target_name}")
         return True
 
     def follow(self) -> None:
@@ -195,7 +197,7 @@ class ShovelRun:
                 raise BrokerError(
                     f"the shovel {self.name} moved nothing for {settings.DLO_BROKER_WAIT_SECONDS} s (the broker "
                     f"reports it {state}), so it was removed: {self.moved(now)} of {self.expected} messages "
-                    f"had moved and stay in {self.job.target}; {now.source} are in {self.place.name}",
+                    f"had moved and stay in {self.target_name}; {now.source} are in {self.place.name}",
                     permanent=True)
             time.sleep(POLL_SECONDS)
 
@@ -234,7 +236,7 @@ class ShovelRun:
         self.job.done = moved
         Job.objects.filter(pk=self.job.pk).update(done=moved)
         note(self.job, f"the shovel {self.name} was removed: {moved} messages already moved stay in "
-                       f"{self.job.target}; {now.source} are in {self.place.name}")
+                       f"{self.target_name}; {now.source} are in {self.place.name}")
         self._record("cancelled", now, moved=moved)
 
     def verify(self) -> str:
@@ -243,7 +245,7 @@ class ShovelRun:
         lost, gained = before.source - now.source, now.target - before.target
         consumed = self.consumed(now)
         if consumed:
-            note(self.job, f"{self.job.target} has consumers, who take what arrives: its count cannot prove "
+            note(self.job, f"{self.target_name} has consumers, who take what arrives: its count cannot prove "
                            f"the move, so the proof is {self.place.name} having lost exactly {expected}")
         resent = self.resent(lost, gained, consumed)
         proved = lost == expected and (consumed or gained == expected or resent)
@@ -255,13 +257,13 @@ class ShovelRun:
         Job.objects.filter(pk=self.job.pk).update(done=expected)
         self.job.done = expected
         self._record("verified", now, moved=expected, resent=resent)
-        proof = f"{self.place.name} lost {lost}" + ("" if consumed else f" and {self.job.target} gained {gained}")
+        proof = f"{self.place.name} lost {lost}" + ("" if consumed else f" and {self.target_name} gained {gained}")
         if resent:
-            note(self.job, f"{self.job.target} gained {resent} more than {self.place.name} lost: copies the shovel "
+            note(self.job, f"{self.target_name} gained {resent} more than {self.place.name} lost: copies the shovel "
                            "sent again after the broker went away (a shovel delivers at least once, up to "
                            f"{self.job.selection.get('resend_window')} at a time); nothing was lost")
             proof += f" ({resent} of them sent twice across the broker outage)"
-        return f"moved {expected} messages from {self.place} to {self.job.target} on the broker; verified: {proof}"
+        return f"moved {expected} messages from {self.place} to {self.target_name} on the broker; verified: {proof}"
 
     def resent(self, lost: int, gained: int, consumed: bool) -> int:
         """Copies sent twice, when the counts show them and the job waited out an outage: the
@@ -273,7 +275,7 @@ class ShovelRun:
         return extra
 
     def _mismatch(self, lost: int, gained: int, consumed: bool) -> str:
-        expected, source, target = self.expected, self.place.name, self.job.target
+        expected, source, target = self.expected, self.place.name, self.target_name
         said = (f"the counts do not prove the move: {source} lost {lost} messages"
                 + ("" if consumed else f" and {target} gained {gained}") + f", where {expected} were expected")
         if not consumed and lost == gained < expected:
@@ -293,6 +295,6 @@ class ShovelRun:
         job = self.job
         with transaction.atomic():
             audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
-                         place=self.place, target=job.target, count=moved, outcome=outcome,
+                         place=self.place, target=self.target_name, count=moved, outcome=outcome,
                          details={"shovel": self.name, "expected": self.expected, "sent_twice": resent,
                                   "before": asdict(self.before), "after": asdict(now)})

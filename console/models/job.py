@@ -8,9 +8,13 @@ from django.utils import timezone
 class Job(models.Model):
     """A bulk action, run by Celery. This row is the truth for its progress.
 
-    The set of letters is frozen when the job is made: either explicit ids, or a filter with
-    the highest letter id that existed at preview time (``selection``). ``cursor`` is the last
-    letter id handled, so a job killed mid-way resumes where it stopped.
+    Every job is requested through one door (console.jobs.requests.request_job). Its kind is a
+    module of console.jobs.kinds, which owns the kind's typed ``params`` (kept here as JSON),
+    their validation and its runner. The set of letters is frozen when the job is made: either
+    explicit ids, or a filter with the highest letter id that existed at preview time
+    (``selection``). ``per_place`` counts what the job was asked to touch in each dead place
+    (the approval rule sums it per requester). ``cursor`` is the last letter id handled, so a
+    job killed mid-way resumes where it stopped.
     """
 
     class Kind(models.TextChoices):
@@ -19,8 +23,9 @@ class Job(models.Model):
         MOVE = "move"
         PURGE = "purge"
         MARK_FAILED = "mark_failed"
-        ARCHIVE_REPLAY = "archive_replay"  # republish letters from the lake (console.pipeline.replay)
+        ARCHIVE_REPLAY = "archive_replay"  # republish letters from the lake
         SHOVEL = "shovel"  # a whole dead place moved by the broker itself (RabbitMQ's shovel)
+        EDIT_REPLAY = "edit_replay", "Edit and replay"  # an edited copy of one letter, replayed
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -31,9 +36,14 @@ class Job(models.Model):
         SUCCEEDED = "succeeded"
         FAILED = "failed"
         AWAITING_APPROVAL = "awaiting_approval"  # a second person must approve it before it runs
-        EXPIRED = "expired"  # nobody approved it in time (console.services.approvals)
+        EXPIRED = "expired"  # nobody approved it in time (console.jobs.approvals)
 
+    #: The statuses a job never leaves. Named here once; everything else, SQL included, uses these.
     FINISHED = (Status.CANCELLED, Status.SUCCEEDED, Status.FAILED, Status.EXPIRED)
+    #: A worker has it now (or had it, if its heartbeat is stale).
+    IN_WORKER = (Status.RUNNING, Status.WAITING)
+    #: It has not started, or it may go on: nobody runs it now.
+    NOT_STARTED = (Status.QUEUED, Status.PAUSED, Status.AWAITING_APPROVAL)
 
     kind = models.CharField(max_length=20, choices=Kind.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
@@ -42,20 +52,13 @@ class Job(models.Model):
     reason = models.TextField()
     ticket = models.CharField(max_length=200, blank=True)
 
-    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.SET_NULL)
-    target = models.CharField(max_length=500, blank=True, help_text="Destination queue of a move")
+    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.SET_NULL,
+                              help_text="The one dead place the job acts on, when there is one")
+    params = models.JSONField(default=dict, blank=True, help_text="The kind's parameters (console.jobs.kinds)")
     selection = models.JSONField(default=dict, blank=True)
+    per_place = models.JSONField(default=dict, blank=True,
+                                 help_text="Letters asked for per dead place id (null: not known)")
     expected = models.BigIntegerField(default=0, help_text="How many letters the preview showed")
-    rate_limit = models.PositiveIntegerField(null=True, blank=True, help_text="Letters per second")
-    concurrency = models.PositiveSmallIntegerField(default=1, help_text="Publishing channels working at once")
-
-    # Canary replay (console.jobs.returns): replay the first ``canary_size`` letters, wait
-    # ``canary_wait_seconds`` while watching the dead places for letters that come back, and go
-    # on only while the share that came back stays at or under ``return_threshold`` percent.
-    canary_size = models.PositiveIntegerField(null=True, blank=True, help_text="Letters replayed first")
-    canary_wait_seconds = models.PositiveIntegerField(default=30, help_text="Seconds to wait after the canary")
-    return_threshold = models.FloatField(null=True, blank=True,
-                                         help_text="Percent of replayed letters coming back that pauses the job")
     watch = models.JSONField(default=dict, blank=True, help_text="State of the return watch (canary passed, "
                              "counts when it last started)")
     pause_reason = models.TextField(blank=True, help_text="Why the job paused itself")
@@ -71,7 +74,7 @@ class Job(models.Model):
     log = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
 
-    # Two-person rule (console.services.approvals): set when the job was made to wait.
+    # Two-person rule (console.jobs.approvals): set when the job was made to wait.
     approval_requested = models.BooleanField(default=False)
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Unapproved, it expires then")
     approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,

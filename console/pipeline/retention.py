@@ -46,7 +46,7 @@ from console.services import audit
 
 ACTOR = "pipeline:retention"
 RESOLVED = (LetterState.REPLAYED, LetterState.FAILED, LetterState.PURGED)
-REPLAY_KINDS = (Job.Kind.REPLAY, Job.Kind.ARCHIVE_REPLAY)
+REPLAY_KINDS = (Job.Kind.REPLAY, Job.Kind.EDIT_REPLAY, Job.Kind.ARCHIVE_REPLAY)
 CHUNK = 2000
 
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 
 from django.db import connection
 
+from console.models import Job
+
 LETTERS_SQL = """
 SELECT l.id, l.broker_id, p.name, p.scope, l.state, l.state_changed_at, l.message_id, l.captured_at,
        l.origin_address, l.origin_queue, l.routing_key, l.reason, l.death_count, l.first_failed_at,
@@ -32,18 +34,21 @@ WHERE l.id > %s
 ORDER BY l.id LIMIT %s
 """
 
+#: The finished statuses as an SQL list, from the one place that names them (Job.FINISHED).
+_FINISHED = ", ".join(f"'{status}'" for status in Job.FINISHED)
+
 # Only finished jobs, and only below the oldest unfinished one: a job's outcome is archived once
 # it is final, and the watermark never passes a job that may still change.
-JOBS_SQL = """
-SELECT j.id, j.kind, j.status, j.actor_name, j.reason, j.ticket, j.target, j.selection::text,
-       j.expected, j.total, j.done, j.failed, j.skipped, j.returned, j.rate_limit, j.error,
-       j.created_at, j.started_at, j.finished_at,
+JOBS_SQL = f"""
+SELECT j.id, j.kind, j.status, j.actor_name, j.reason, j.ticket, COALESCE(j.params->>'target', ''),
+       j.selection::text, j.expected, j.total, j.done, j.failed, j.skipped, j.returned,
+       (j.params->>'rate_limit')::int, j.error, j.created_at, j.started_at, j.finished_at,
        (j.created_at AT TIME ZONE 'UTC')::date, b.name, j.place_id
 FROM console_job j
 LEFT JOIN console_deadplace p ON p.id = j.place_id
 LEFT JOIN console_broker b ON b.id = p.broker_id
-WHERE j.id > %s AND j.status IN ('cancelled', 'succeeded', 'failed')
-  AND j.id < COALESCE((SELECT min(id) FROM console_job WHERE status NOT IN ('cancelled', 'succeeded', 'failed')),
+WHERE j.id > %s AND j.status IN ({_FINISHED})
+  AND j.id < COALESCE((SELECT min(id) FROM console_job WHERE status NOT IN ({_FINISHED})),
                       9223372036854775807)
 ORDER BY j.id LIMIT %s
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 import json
+import uuid
 from collections.abc import Sequence
 
 from django.db import connection, transaction
@@ -18,6 +19,14 @@ from console.services import audit
 from console.services.copy_insert import copy_insert
 
 REPLAY_ID_HEADER = "x-dlo-replay-id"
+_REPLAY_IDS = uuid.UUID("6f1d2a52-8c1e-4c0e-9a43-3d1f0b6c9e70")
+
+
+def replay_id(job_id: int, letter_id: int) -> str:
+    """The replay id a letter gets from the job that first publishes it, the same on every
+    run of that job. A letter in custody keeps it across jobs until it is confirmed
+    (console.jobs.publish); a replay from the archive is a new intent and uses its own job's."""
+    return uuid.uuid5(_REPLAY_IDS, f"{job_id}:{letter_id}").hex
 
 
 @dataclass(frozen=True)

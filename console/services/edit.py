@@ -10,8 +10,8 @@ Semantics (kept simple so the audit reads plainly):
 * The original becomes ``failed`` (given up *as it was*: it must not be replayed again by a
   later "replay all matching", which would send the broken content twice). It is kept for the
   retention period like any failed letter.
-* A replay job is made for the copy alone (``console.services.jobs``), so it runs, is confirmed
-  and is counted like any replay; if the broker refuses it, the copy stays ``held`` and can be
+* The job (kind ``edit_replay``, console.jobs.kinds.edit_replay) replays the copy alone, so it
+  runs, is confirmed and is counted like any replay; if the broker refuses it, the copy stays ``held`` and can be
   replayed or edited again.
 * One audit event ``edit_replay`` records the change with its diff: headers added, removed and
   changed, the body's size and SHA-256 before and after, and a unified diff of text bodies
@@ -26,14 +26,13 @@ import hashlib
 import json
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from console.brokers.values import display, escape_nul, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
 from console.services.audit import Actor
-from console.services.jobs import JobError, do_letters_job
+from console.services.jobs import JobError
 
 #: States whose letters may be edited and replayed.
 EDITABLE_STATES = (LetterState.HELD, LetterState.FAILED)
@@ -63,18 +62,14 @@ def tagged_headers(value: Any) -> dict[str, Any]:
         raise JobError(f"a tagged header value does not decode: {exc}") from None
 
 
-@transaction.atomic
-def do_edit_and_replay(
-    letter: DeadLetter, *, body: bytes, headers: dict[str, Any], actor: Actor, reason: str, ticket: str = ""
-) -> Job:
-    """Replay an edited copy of ``letter``; ``headers`` are tagged JSON (console.brokers.values).
+def make_edited_copy(letter: DeadLetter, *, body: bytes, headers: dict[str, Any]) -> tuple[DeadLetter, DeadLetter]:
+    """The original, locked and now ``failed``, and its edited copy, ``held`` in the same place;
+    ``headers`` are tagged JSON (console.brokers.values). Runs inside the transaction of the
+    edit-and-replay job's request (console.jobs.kinds.edit_replay), which replays the copy.
 
-    Returns the replay job of the copy. Raises JobError when the letter cannot be edited
-    (purged, already replaying or replayed, origin unknown) or no reason is given.
+    Raises JobError when the letter cannot be edited (purged, already replaying or replayed,
+    origin unknown).
     """
-    reason = (reason or "").strip()
-    if not reason:
-        raise JobError("a reason is required")
     original = DeadLetter.objects.select_for_update().select_related("place__broker").get(pk=letter.pk)
     if original.state not in EDITABLE_STATES:
         raise JobError(f"letter {original.pk} is {original.state}: only held or failed letters can be edited")
@@ -82,7 +77,6 @@ def do_edit_and_replay(
         raise JobError(f"letter {original.pk} has no known origin to replay its copy to")
     if not isinstance(headers, dict):
         raise JobError("headers must be a JSON object")
-    before_body = original.body_bytes
     copy = DeadLetter.objects.create(
         **{field: getattr(original, field) for field in _ENVELOPE_FIELDS},
         custody_key=_content_key(original.message_id, headers, body),
@@ -95,15 +89,17 @@ def do_edit_and_replay(
     original.state = LetterState.FAILED
     original.state_changed_at = timezone.now()
     original.save(update_fields=["state", "state_changed_at"])
-    job = do_letters_job(Job.Kind.REPLAY, actor=actor, reason=reason, ticket=ticket, ids=[copy.pk],
-                         place=original.place)
+    return original, copy
+
+
+def record_edit(job: Job, original: DeadLetter, copy: DeadLetter, *, before_body: bytes, actor: Actor) -> None:
+    """The ``edit_replay`` audit event with the edit's diff, in the request's transaction."""
     audit.record(
-        "edit_replay", actor=actor, reason=reason, ticket=ticket, job=job, place=original.place,
+        "edit_replay", actor=actor, reason=job.reason, ticket=job.ticket, job=job, place=original.place,
         target=original.origin_queue, letter_ids=[original.pk, copy.pk], outcome="copy queued",
         details={"original": original.pk, "copy": copy.pk,
-                 **edit_diff(before_body, body, original.headers or {}, headers)},
+                 **edit_diff(before_body, copy.body_bytes, original.headers or {}, copy.headers)},
     )
-    return job
 
 
 def edit_diff(before_body: bytes, after_body: bytes, before_headers: dict, after_headers: dict) -> dict:

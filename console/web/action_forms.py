@@ -15,7 +15,8 @@ from django import forms
 
 from console.models import Job
 from console.services.edit import tagged_headers
-from console.services.jobs import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY, JobError
+from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
+from console.services.jobs import JobError
 from console.web.display import BODY_PAGE_LIMIT
 
 ACTION_LABELS = {
@@ -77,7 +78,7 @@ class ConfirmForm(forms.Form):
                              error_messages={"required": "A reason is required: it goes into the audit."})
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
     typed_name = forms.CharField(required=False, max_length=500, strip=False, label="Type the place's name")
-    # The pace of a replay or move (console.services.jobs.checked_pace).
+    # The pace of a replay or move (console.jobs.kinds.pace).
     rate_limit = forms.IntegerField(required=False, min_value=1, label="Rate limit (letters per second, optional)")
     concurrency = forms.IntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY, initial=1,
                                      label="Connections publishing at once")
@@ -110,7 +111,7 @@ class ConfirmForm(forms.Form):
             self.fields[first].widget.attrs["autofocus"] = True
 
     def pace(self) -> dict:
-        """The pace fields given, as keyword arguments of do_letters_job."""
+        """The pace fields given, as keyword arguments of request_job."""
         given = {name: self.cleaned_data.get(name) for name in self.PACE if name in self.fields}
         if "concurrency" in given:
             given["concurrency"] = given["concurrency"] or 1

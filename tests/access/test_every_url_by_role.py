@@ -12,7 +12,7 @@ from console.access import policy
 from console.access.roles import ROLES as PERMISSIONS_OF
 from console.brokers.memory.adapter import Message
 from console.models import Job, RedactionRule
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.web.factory import memory_place, store_letter
@@ -53,7 +53,7 @@ def ids(memory_broker, people, operator) -> dict[str, int]:
     place = memory_place(memory_broker)
     fake.queue("orders.dlq").append(Message(b"still on the broker"))
     letter = store_letter(place, b'{"order": 1}')
-    job = do_letters_job("mark_failed", actor=operator, reason="classified", ids=[letter.pk])
+    job = request_job("mark_failed", actor=operator, reason="classified", ids=[letter.pk])
     rule = do_set_redaction_rule(actor="tests", kind="header", pattern="authorization")
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
             "rule_id": rule.pk, "user_id": operator.pk}

@@ -19,7 +19,7 @@ from console.brokers.memory.adapter import MemoryBroker, Message
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter
 from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
-from console.services.jobs import do_capture, do_letters_job
+from console.jobs.requests import request_job
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.access.test_every_url_by_role import every_url, filled
@@ -92,10 +92,10 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
         check_broker(broker)
         places = do_discover(broker, actor=operator)
         place = next(p for p in places if p.name in (dlq, "orders.dlq"))
-        assert run_job(do_capture(place, actor=operator, reason="triage").pk) == "succeeded"
+        assert run_job(request_job("capture", place=place, actor=operator, reason="triage").pk) == "succeeded"
         letters = list(DeadLetter.objects.filter(place=place).values_list("id", flat=True))
         assert letters
-        assert run_job(do_letters_job("replay", actor=operator, reason="fixed", ids=letters).pk) == "succeeded"
+        assert run_job(request_job("replay", actor=operator, reason="fixed", ids=letters).pk) == "succeeded"
     typed = {"kind": "rabbitmq", "url": "amqp://127.0.0.1:1/", "management_url": "http://127.0.0.1:1",
              "username": rabbit_user, "password": TYPED_PASSWORD}
     for failing in (lambda: check_broker(down), lambda: do_discover(down, actor=operator),

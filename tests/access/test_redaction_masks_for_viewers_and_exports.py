@@ -11,7 +11,7 @@ import json
 import pytest
 
 from console.models import AuditEvent, RedactionRule
-from console.services.edit import do_edit_and_replay
+from console.jobs.requests import request_job
 from console.services.redaction import do_set_redaction_rule
 from tests.web.factory import memory_place, store_letter
 
@@ -84,7 +84,7 @@ def test_the_api_masks_list_and_detail_for_a_viewer(letter, binary, people, sign
 
 
 def test_audit_details_are_masked_for_a_viewer_and_in_every_export(letter, people, signed_in_as):
-    do_edit_and_replay(letter, body=BODY, headers={**letter.headers, "x-added": f"card {CARD}"},
+    request_job("edit_replay", letter=letter, body=BODY, headers={**letter.headers, "x-added": f"card {CARD}"},
                        actor=people["operator"], reason="fix the card")
     assert CARD in json.dumps(AuditEvent.objects.get(action="edit_replay").details)
     assert CARD not in _text(signed_in_as(people["viewer"]).get("/audit/"))

@@ -8,7 +8,8 @@ import pytest
 from console.brokers.memory.adapter import MemoryBroker
 from console.models import Job, RoleScope
 from console.services.brokers import do_add_broker
-from console.services.jobs import JobError, do_letters_job
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
@@ -61,10 +62,10 @@ def test_a_job_on_letters_outside_the_scope_is_refused(scoped, two_brokers, sign
         content_type="application/json")
     assert refused.status_code == 400 and "outside what you may act on" in refused.json()["detail"]
     with pytest.raises(JobError, match="outside"):
-        do_letters_job("replay", actor=scoped, reason="by filter", filter={"state": "held"})
-    assert do_letters_job("replay", actor=scoped, reason="mine", ids=[my_letter.pk]).kind == "replay"
+        request_job("replay", actor=scoped, reason="by filter", filter={"state": "held"})
+    assert request_job("replay", actor=scoped, reason="mine", ids=[my_letter.pk]).kind == "replay"
     # Without a scope the same operator may act on both.
-    assert do_letters_job("replay", actor=people["admin"], reason="both",
+    assert request_job("replay", actor=people["admin"], reason="both",
                           ids=[my_letter.pk, their_letter.pk]).total == 2
 
 

@@ -31,10 +31,8 @@ def test_a_paced_replay_keeps_its_settings_and_audits_them(api, capture):
 
 @pytest.mark.parametrize("pace, message", [
     ({"canary_wait_seconds": 5}, "canary_wait_seconds needs a canary_size"),
-    ({"action": "mark_failed", "canary_size": 3}, "only a replay or a move takes a rate limit, a concurrency, "
-                                                  "a canary or a return threshold"),
-    ({"action": "mark_failed", "concurrency": 2}, "only a replay or a move takes a rate limit, a concurrency, "
-                                                  "a canary or a return threshold"),
+    ({"action": "mark_failed", "canary_size": 3}, "a mark failed job does not take canary_size"),
+    ({"action": "mark_failed", "concurrency": 2}, "a mark failed job does not take concurrency"),
 ])
 def test_pace_that_makes_no_sense_is_refused(api, capture, pace, message):
     capture([dead_message("a")])

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from console.jobs.runner import run_job
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 from tests.api.helpers import dead_message
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def test_filters_by_origin_state_reason_header_and_body_text(api, capture, opera
         dead_message("order 3", reason="expired"),
     ])
     invoices = capture([dead_message("invoice 1", origin="invoices")], origin="invoices")
-    run_job(do_letters_job("mark_failed", actor=operator, reason="won't fix", ids=[orders[2]]).pk)
+    run_job(request_job("mark_failed", actor=operator, reason="won't fix", ids=[orders[2]]).pk)
 
     assert ids_of(api.get("/api/letters/")) == orders + invoices
     assert ids_of(api.get("/api/letters/", {"origin": "invoices"})) == invoices
@@ -136,7 +136,7 @@ def test_hostile_body_and_headers_come_back_as_plain_json_strings(api, capture):
 def test_the_detail_shows_lineage_replay_id_and_the_letters_audit_trail(api, capture, memory_broker, operator):
     fake, _ = memory_broker
     (first,) = capture([dead_message("retry me")])
-    run_job(do_letters_job("replay", actor=operator, reason="bug fixed", ids=[first]).pk)
+    run_job(request_job("replay", actor=operator, reason="bug fixed", ids=[first]).pk)
     fake.queue("orders.dlq").append(fake.queue("orders").popleft())  # it dies again
     (returned,) = capture([])
 

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from console.models import AuditEvent
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 from console.services.selection import freeze
 from tests.web.factory import store_letter
 
@@ -19,11 +19,12 @@ def waiting(admin_user, letters):
     """A purge of every letter of the place, frozen before a fourth letter arrived."""
     place = letters[0].place
     selection = freeze(filter={"place": str(place.pk)})
-    job = do_letters_job("purge", actor=admin_user, reason="test data", selection=selection, place=place)
+    job = request_job("purge", actor=admin_user, reason="test data", selection=selection)
     store_letter(place, b"arrived later")
     return job
 
 
+@pytest.mark.role("admin")  # only someone who may purge approves a purge
 def test_the_second_person_sees_the_frozen_preview_and_approves(client, operator, waiting, letters, queued_jobs,
                                                                  django_capture_on_commit_callbacks):
     client.force_login(operator)

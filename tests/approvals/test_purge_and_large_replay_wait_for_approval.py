@@ -16,6 +16,7 @@ def _actions(job_id: int) -> list[tuple[str, str]]:
     return list(AuditEvent.objects.filter(job_id=job_id).order_by("id").values_list("action", "actor_name"))
 
 
+@pytest.mark.role("admin")  # only someone who may purge approves a purge
 def test_a_one_letter_purge_waits_then_runs_once_another_person_approves(
     admin_user, operator, letters, queued_jobs, django_capture_on_commit_callbacks,
 ):

@@ -10,16 +10,16 @@ from django.utils import timezone
 from console.jobs import tasks
 from console.jobs.runner import run_job
 from console.models import AuditEvent, Job
-from console.services.approvals import ApprovalError, do_approve
-from console.services.jobs import do_purge
+from console.jobs.approvals import ApprovalError, do_approve
+from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.django_db, pytest.mark.approvals]
 
 
 def test_the_periodic_task_expires_only_jobs_past_their_time(settings, admin_user, operator, letters):
     settings.DLO_APPROVAL_EXPIRY_SECONDS = 3600
-    old = do_purge(actor=admin_user, reason="spam", ids=[letters[0].pk])
-    fresh = do_purge(actor=admin_user, reason="spam", ids=[letters[1].pk])
+    old = request_job("purge", actor=admin_user, reason="spam", ids=[letters[0].pk])
+    fresh = request_job("purge", actor=admin_user, reason="spam", ids=[letters[1].pk])
     assert fresh.expires_at - fresh.created_at >= timedelta(seconds=3599)
     Job.objects.filter(pk=old.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
 
@@ -38,7 +38,7 @@ def test_the_periodic_task_expires_only_jobs_past_their_time(settings, admin_use
 
 
 def test_approval_after_the_deadline_but_before_the_task_is_refused(admin_user, operator, letters):
-    job = do_purge(actor=admin_user, reason="spam", ids=[letters[0].pk])
+    job = request_job("purge", actor=admin_user, reason="spam", ids=[letters[0].pk])
     Job.objects.filter(pk=job.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     with pytest.raises(ApprovalError, match="waited too long"):
         do_approve(job, actor=operator)

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from console.brokers.memory.adapter import MemoryBroker
 from console.models import Broker
 from console.services.brokers import do_add_broker, do_discover
-from console.services.jobs import do_purge
+from console.jobs.requests import request_job
 from tests.web.factory import store_letter
 
 pytestmark = [pytest.mark.browser, pytest.mark.approvals, pytest.mark.django_db(transaction=True)]
@@ -47,7 +47,7 @@ def hostile(operator):
         place, ALL.encode(), origin=TEXTAREA, reason=IMG, exception_type=SCRIPT, exception_message=ALL,
         headers={"x-link": LINK, IMG: SCRIPT, "x-close": TEXTAREA},
     )
-    job = do_purge(actor=f"script {SCRIPT}", reason=ALL, ids=[letter.pk])
+    job = request_job("purge", actor=f"script {SCRIPT}", reason=ALL, ids=[letter.pk])
     yield broker, place, letter, job
     MemoryBroker.instances.pop("hostile", None)
 

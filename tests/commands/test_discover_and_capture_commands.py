@@ -69,7 +69,7 @@ def test_capture_without_wait_queues_the_job_for_the_worker(memory_broker, manag
     place = DeadPlace.objects.get()
     printed = manage("capture", str(place.pk), "--reason", "later", "--limit", "1")
     job = Job.objects.get()
-    assert (job.status, job.kind, job.selection) == ("queued", "capture", {"limit": 1})
+    assert (job.status, job.kind, job.params) == ("queued", "capture", {"limit": 1})
     assert f"job {job.pk} queued" in printed.out
     assert not DeadLetter.objects.exists() and len(fake.queue("orders.dlq")) == 2
 

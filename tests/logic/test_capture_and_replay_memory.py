@@ -10,7 +10,8 @@ from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, DeadPlace, Job
 from console.services.audit import verify_chain
 from console.services.brokers import do_discover
-from console.services.jobs import JobError, do_capture, do_letters_job
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +26,7 @@ def _dead(fake, count, origin="orders"):
 
 def _capture(broker, operator, **kw):
     (place,) = do_discover(broker, actor=operator)
-    job = do_capture(place, actor=operator, reason="triage", **kw)
+    job = request_job("capture", place=place, actor=operator, reason="triage", **kw)
     assert run_job(job.pk) == "succeeded"
     return place, Job.objects.get(pk=job.pk)
 
@@ -56,7 +57,7 @@ def test_redelivered_message_committed_but_not_acked_is_not_stored_twice(memory_
     session.close()  # the broker hands the unacked messages back, flagged redelivered
     assert DeadLetter.objects.count() == 2
 
-    job = do_capture(place, actor=operator, reason="again")
+    job = request_job("capture", place=place, actor=operator, reason="again")
     run_job(job.pk)
     assert DeadLetter.objects.count() == 3
     assert not DeadLetter.objects.filter(pending_ack__isnull=False).exists()
@@ -67,7 +68,7 @@ def test_replay_reaches_origin_once_with_replay_id_and_is_audited(memory_broker,
     _dead(fake, 3)
     _capture(broker, operator)
     ids = list(DeadLetter.objects.values_list("id", flat=True))
-    job = do_letters_job("replay", actor=operator, reason="fixed the bug", ids=ids[:2])
+    job = request_job("replay", actor=operator, reason="fixed the bug", ids=ids[:2])
     assert run_job(job.pk) == "succeeded"
     delivered = list(fake.queue("orders"))
     assert [m.body for m in delivered] == [b"order 0", b"order 1"]
@@ -84,7 +85,7 @@ def test_a_replayed_letter_that_dies_again_comes_back_linked_to_its_parent(memor
     _dead(fake, 1)
     _capture(broker, operator)
     first = DeadLetter.objects.get()
-    job = do_letters_job("replay", actor=operator, reason="retry", ids=[first.id])
+    job = request_job("replay", actor=operator, reason="retry", ids=[first.id])
     run_job(job.pk)
     # The consumer fails again: the message dies into the DLQ with our header on it.
     again = fake.queue("orders").popleft()
@@ -100,7 +101,7 @@ def test_replay_to_a_missing_origin_leaves_letter_held_and_counts_it_failed(memo
     _dead(fake, 1)
     _capture(broker, operator)
     del fake.queues["orders"]
-    job = do_letters_job("replay", actor=operator, reason="retry", filter={"origin": "orders"})
+    job = request_job("replay", actor=operator, reason="retry", filter={"origin": "orders"})
     run_job(job.pk)
     job.refresh_from_db()
     assert (job.done, job.failed) == (0, 1)
@@ -114,8 +115,8 @@ def test_mark_failed_then_purge_erases_body_and_keeps_tombstone(memory_broker, o
     _dead(fake, 2)
     _capture(broker, operator)
     ids = list(DeadLetter.objects.values_list("id", flat=True))
-    run_job(do_letters_job("mark_failed", actor=operator, reason="won't fix", ids=[ids[0]]).pk)
-    run_job(do_letters_job("purge", actor=operator, reason="cleanup", ids=ids).pk)
+    run_job(request_job("mark_failed", actor=operator, reason="won't fix", ids=[ids[0]]).pk)
+    run_job(request_job("purge", actor=operator, reason="cleanup", ids=ids).pk)
     letters = DeadLetter.objects.order_by("id")
     assert [l.state for l in letters] == ["purged", "purged"]
     assert all(l.body_bytes == b"" and l.body_erased for l in letters)
@@ -126,7 +127,7 @@ def test_select_all_matching_acts_only_on_the_letters_seen_at_preview(memory_bro
     fake, broker = memory_broker
     _dead(fake, 2)
     _capture(broker, operator)
-    job = do_letters_job("mark_failed", actor=operator, reason="x", filter={"origin": "orders"})
+    job = request_job("mark_failed", actor=operator, reason="x", filter={"origin": "orders"})
     _dead(fake, 3)
     _capture(broker, operator)  # three more arrive after the preview
     run_job(job.pk)
@@ -139,7 +140,7 @@ def test_a_job_needs_a_reason(memory_broker, operator):
     _dead(fake, 1)
     _capture(broker, operator)
     with pytest.raises(JobError, match="reason"):
-        do_letters_job("replay", actor=operator, reason="  ", filter={})
+        request_job("replay", actor=operator, reason="  ", filter={})
 
 
 def test_body_text_filter_matches_bytes_anywhere_in_the_body(memory_broker, operator):

@@ -11,7 +11,7 @@ from console.jobs.batch_sizing import FIRST_BATCH
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture
+from console.jobs.requests import request_job
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,7 @@ def _capture(memory_broker, operator, bodies: list[bytes]) -> list[int]:
     for n, body in enumerate(bodies):
         fake.queue("orders.dlq").append(Message(body, {"x-origin-queue": "orders"}, {"message_id": f"m{n}"}))
     (place,) = do_discover(broker, actor=operator)
-    job = do_capture(place, actor=operator, reason="triage")
+    job = request_job("capture", place=place, actor=operator, reason="triage")
     assert run_job(job.pk) == "succeeded"
     assert list(DeadLetter.objects.order_by("id").values_list("body", flat=True)) == bodies
     assert len(fake.queue("orders.dlq")) == 0

@@ -12,7 +12,9 @@ from console.jobs.control import claim
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
-from console.services.jobs import JobError, do_capture, do_replay, do_resume_job
+from console.jobs.requests import request_job
+from console.jobs.steering import do_resume_job
+from console.services.jobs import JobError
 
 pytestmark = pytest.mark.django_db
 
@@ -24,18 +26,18 @@ def held_letters(memory_broker, operator):
     for i in range(5):
         fake.queue("orders.dlq").append(Message(b"%d" % i, {"x-origin-queue": "orders"}))
     (place,) = do_discover(broker, actor=operator)
-    run_job(do_capture(place, actor=operator, reason="r").pk)
+    run_job(request_job("capture", place=place, actor=operator, reason="r").pk)
     return fake, list(DeadLetter.objects.order_by("id"))
 
 
 def test_a_running_job_with_a_fresh_heartbeat_is_not_claimed_twice(held_letters, operator):
-    job = do_replay(actor=operator, reason="r", ids=[held_letters[1][0].id])
+    job = request_job("replay", actor=operator, reason="r", ids=[held_letters[1][0].id])
     assert claim(job.pk) is not None
     assert claim(job.pk) is None
 
 
 def test_resuming_a_live_job_by_hand_does_not_run_it_twice(held_letters, operator):
-    job = do_replay(actor=operator, reason="r", ids=[held_letters[1][0].id])
+    job = request_job("replay", actor=operator, reason="r", ids=[held_letters[1][0].id])
     assert claim(job.pk) is not None  # a worker runs it, its heartbeat fresh
     with pytest.raises(JobError, match="running"):
         do_resume_job(job, actor=operator, reason="impatient")
@@ -45,7 +47,7 @@ def test_resuming_a_live_job_by_hand_does_not_run_it_twice(held_letters, operato
 
 
 def test_a_job_whose_worker_died_can_be_resumed_by_hand(held_letters, operator):
-    job = do_replay(actor=operator, reason="r", ids=[letter.id for letter in held_letters[1]])
+    job = request_job("replay", actor=operator, reason="r", ids=[letter.id for letter in held_letters[1]])
     claim(job.pk)
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     do_resume_job(job, actor=operator, reason="its worker died")
@@ -56,7 +58,7 @@ def test_a_job_whose_worker_died_can_be_resumed_by_hand(held_letters, operator):
 def test_a_job_killed_mid_replay_resumes_and_republishes_with_the_same_replay_id(held_letters, operator, settings):
     fake, letters = held_letters
     settings.DLO_BATCH_SIZE = 2
-    job = do_replay(actor=operator, reason="r", ids=[l.id for l in letters])
+    job = request_job("replay", actor=operator, reason="r", ids=[l.id for l in letters])
     # The worker published the first batch (confirmed) and died before recording it.
     claim(job.pk)
     for letter in letters[:2]:

@@ -7,7 +7,7 @@ import pytest
 
 from console.jobs.runner import run_job
 from console.models import DeadLetter, LetterSearch
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 from console.services.selection import filter_letters
 from tests.web.factory import memory_place, store_letter
 
@@ -31,7 +31,7 @@ def test_search_finds_what_custody_holds_and_forgets_an_erased_body(memory_broke
     DeadLetter.objects.filter(pk=other.pk).update(state="failed")  # a change of state: search unchanged
     assert _found(header="tenant", header_value="globex") == [other.pk]
 
-    purge = do_letters_job("purge", actor=operator, reason="card number in the body", ids=[card.pk])
+    purge = request_job("purge", actor=operator, reason="card number in the body", ids=[card.pk])
     assert run_job(purge.pk) == "succeeded"
     assert _found(q="gift wrap") == [] and LetterSearch.objects.get(letter=card).text == ""
 
@@ -53,7 +53,7 @@ def test_a_large_body_is_found_beyond_the_text_kept_for_it(memory_broker, operat
     assert _found(q="nowhere") == []
 
     # Erasing the body (a purge) makes its text whole again: empty.
-    purge = do_letters_job("purge", actor=operator, reason="too large", ids=[large.pk, plain.pk])
+    purge = request_job("purge", actor=operator, reason="too large", ids=[large.pk, plain.pk])
     assert run_job(purge.pk) == "succeeded"
     assert not LetterSearch.objects.filter(partial=True).exists()
     assert _found(q="needle") == [small.pk]

@@ -9,7 +9,7 @@ from console.jobs.periodic import check_brokers, sample_places
 from console.jobs.runner import run_job
 from console.models import Broker, PlaceSample
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture
+from console.jobs.requests import request_job
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ def test_samples_record_depth_held_and_arrivals(memory_broker, operator):
         fake.queue("pay.dlq").append(Message(b"x%d" % i, {"x-origin-queue": "pay"}))
     (place,) = do_discover(broker, actor=operator)
     sample_places()
-    run_job(do_capture(place, actor=operator, reason="r", limit=2).pk)
+    run_job(request_job("capture", place=place, actor=operator, reason="r", limit=2).pk)
     sample_places()
     first, second = PlaceSample.objects.filter(place=place).order_by("at")
     assert (first.depth, first.held) == (3, 0)

@@ -11,7 +11,8 @@ from console.brokers import BrokerError, PlaceRef
 from console.brokers.memory.adapter import Message
 from console.models import AuditEvent, Job
 from console.services.brokers import do_discover
-from console.services.jobs import JobError, do_shovel
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,7 @@ def place(memory_broker, operator):
 
 def test_the_memory_broker_cannot_shovel_and_nothing_asks_it_to(place, operator, client):
     with pytest.raises(JobError, match="cannot move a whole queue on the broker"):
-        do_shovel(place, target="orders.manual", actor=operator, reason="move")
+        request_job("shovel", place=place, target="orders.manual", actor=operator, reason="move")
 
     with place.broker.adapter() as adapter:
         assert adapter.can_move_server_side is False

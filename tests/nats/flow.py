@@ -5,7 +5,7 @@ from __future__ import annotations
 from console.jobs.runner import run_job
 from console.models import DeadLetter, DeadPlace, Job
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture, do_replay
+from console.jobs.requests import request_job
 
 
 def discover_place(broker, source, actor="tests") -> DeadPlace:
@@ -16,13 +16,13 @@ def discover_place(broker, source, actor="tests") -> DeadPlace:
 
 
 def capture(place: DeadPlace, actor="tests") -> Job:
-    job = do_capture(place, actor=actor, reason="triage")
+    job = request_job("capture", place=place, actor=actor, reason="triage")
     assert run_job(job.pk) == "succeeded"
     return Job.objects.get(pk=job.pk)
 
 
 def replay(letters, actor="tests") -> Job:
-    job = do_replay(actor=actor, reason="fixed the consumer", ids=[letter.id for letter in letters])
+    job = request_job("replay", actor=actor, reason="fixed the consumer", ids=[letter.id for letter in letters])
     assert run_job(job.pk) == "succeeded"
     return Job.objects.get(pk=job.pk)
 

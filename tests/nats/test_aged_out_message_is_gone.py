@@ -9,7 +9,7 @@ import pytest
 
 from console.jobs.runner import run_job
 from console.models import Job
-from console.services.jobs import do_replay
+from console.jobs.requests import request_job
 from tests.nats.flow import capture, discover_place, letters_of
 
 pytestmark = [pytest.mark.nats, pytest.mark.django_db]
@@ -31,7 +31,7 @@ def test_a_message_deleted_by_hand_is_captured_as_gone(nats_broker, failing_cons
     assert gone.message_id == f"{source.stream}:{seq}" and gone.origin_queue == source.consumer
     assert (kept.reason, kept.body_bytes) == ("max_deliver", b"still here")
 
-    replay = do_replay(actor="tests", reason="try", ids=[gone.id])
+    replay = request_job("replay", actor="tests", reason="try", ids=[gone.id])
     run_job(replay.pk)
     replay = Job.objects.get(pk=replay.pk)
     assert (replay.done, replay.failed) == (0, 1)

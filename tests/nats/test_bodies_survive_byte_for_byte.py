@@ -7,7 +7,7 @@ import pytest
 
 from console.jobs.runner import run_job
 from console.models import Job
-from console.services.jobs import do_replay
+from console.jobs.requests import request_job
 from tests.nats.flow import capture, discover_place, letters_of, replay
 
 pytestmark = [pytest.mark.nats, pytest.mark.django_db]
@@ -68,7 +68,7 @@ def test_a_body_near_one_mib_survives_and_one_that_cannot_be_republished_is_refu
     (again,) = source.fetch()
     assert again.data == near
 
-    job = do_replay(actor="tests", reason="try", ids=[full_letter.id])
+    job = request_job("replay", actor="tests", reason="try", ids=[full_letter.id])
     run_job(job.pk)
     job = Job.objects.get(pk=job.pk)
     assert (job.status, job.done, job.failed) == ("succeeded", 0, 1)

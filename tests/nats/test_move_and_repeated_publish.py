@@ -9,14 +9,14 @@ from console.brokers import Outgoing
 from console.brokers.values import from_json
 from console.jobs.runner import run_job
 from console.models import Job
-from console.services.jobs import do_move
+from console.jobs.requests import request_job
 from tests.nats.flow import capture, discover_place, letters_of
 
 pytestmark = [pytest.mark.nats, pytest.mark.django_db]
 
 
 def _move(letter, target: str) -> Job:
-    job = do_move(target=target, actor="tests", reason="elsewhere", ids=[letter.id])
+    job = request_job("move", target=target, actor="tests", reason="elsewhere", ids=[letter.id])
     assert run_job(job.pk) == "succeeded"
     return Job.objects.get(pk=job.pk)
 

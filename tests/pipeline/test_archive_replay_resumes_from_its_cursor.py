@@ -8,7 +8,8 @@ import pytest
 from console.jobs.runner import run_job
 from console.models import AuditEvent, Job
 from console.pipeline.archive import archive
-from console.pipeline.replay import do_archive_replay, replay_id
+from console.jobs.requests import request_job
+from console.services.custody import replay_id
 from console.services.custody import REPLAY_ID_HEADER
 from console.services.jobs import JobError
 
@@ -28,9 +29,9 @@ def test_a_stopped_job_resumes_from_its_cursor_with_the_same_replay_ids(spark, l
     archive(lake, spark=spark)
 
     with pytest.raises(JobError, match="not the whole archive"):
-        do_archive_replay(actor=operator, reason="everything", lake=lake, enqueue=False)
-    job = do_archive_replay(actor=operator, reason="replay the week", lake=lake, since="2000-01-01",
-                            enqueue=False)
+        request_job("archive_replay", actor=operator, reason="everything", lake=lake, run_here=True)
+    job = request_job("archive_replay", actor=operator, reason="replay the week", lake=lake, since="2000-01-01",
+                            run_here=True)
     # Its worker died after the first three letters, as the cursor and counters say.
     Job.objects.filter(pk=job.pk).update(status="running", heartbeat_at=None, cursor=3, done=3, total=6)
     assert run_job(job.pk) == "succeeded"

@@ -10,7 +10,8 @@ import pytest
 from console.jobs.runner import run_job
 from console.models import AuditEvent, Job
 from console.pipeline.archive import archive
-from console.pipeline.replay import do_archive_replay, replay_id
+from console.jobs.requests import request_job
+from console.services.custody import replay_id
 from console.services.custody import REPLAY_ID_HEADER
 from tests.pipeline.conftest import NOW
 from tests.rabbitmq.kit import MANAGEMENT_URL, PASSWORD, USER, RabbitKit
@@ -43,9 +44,9 @@ def test_replay_from_archive_reaches_the_origin_queue(spark, lake, custody, kit,
     custody.letter(place, origin=other, body=b"other queue", captured_days_ago=2, **done)
     archive(lake, spark=spark)
 
-    job = do_archive_replay(actor=operator, reason="replay last week's orders", lake=lake, origin=origin,
+    job = request_job("archive_replay", actor=operator, reason="replay last week's orders", lake=lake, origin=origin,
                             since=str(NOW.date() - timedelta(days=3)), until=str(NOW.date()),
-                            rate_limit=100, enqueue=False)
+                            rate_limit=100, run_here=True)
     assert run_job(job.pk) == "succeeded"
 
     job = Job.objects.get(pk=job.pk)

@@ -49,7 +49,7 @@ def captured(kit, rabbit_broker, operator):
     from console.jobs.runner import run_job
     from console.models import DeadLetter
     from console.services.brokers import do_discover
-    from console.services.jobs import do_capture
+    from console.jobs.requests import request_job
 
     def make(base: str, messages: list[tuple]):
         dlq = kit.queue(kit.name(base) + ".dlq")
@@ -59,7 +59,7 @@ def captured(kit, rabbit_broker, operator):
         kit.reject(work, count=len(messages))
         kit.wait_depth(dlq, len(messages))
         (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
-        job = do_capture(place, actor=operator, reason="triage")
+        job = request_job("capture", place=place, actor=operator, reason="triage")
         assert run_job(job.pk) == "succeeded"
         return work, place, list(DeadLetter.objects.filter(place=place).order_by("id"))
 

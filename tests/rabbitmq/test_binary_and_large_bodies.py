@@ -9,7 +9,7 @@ import pytest
 
 from console.brokers.values import from_json
 from console.jobs.runner import run_job
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 
@@ -26,7 +26,7 @@ def test_binary_and_large_messages_come_back_exactly(kit, captured, operator):
     assert from_json(binary.headers)["signature"] == b"\x00\x9f\xff"
     assert from_json(binary.headers)["note"] == "caf\u00e9 <script>"
 
-    job = do_letters_job("replay", actor=operator, reason="replay blobs", ids=[binary.id, large.id])
+    job = request_job("replay", actor=operator, reason="replay blobs", ids=[binary.id, large.id])
     assert run_job(job.pk) == "succeeded"
 
     back = kit.drain(work)

@@ -13,7 +13,7 @@ import pytest
 
 from console.models import DeadPlace, Job
 from console.services.brokers import do_add_broker
-from console.services.jobs import do_capture, do_replay
+from console.jobs.requests import request_job
 from tests.rabbitmq.crash import BATCH_SIZE, arrivals, assert_replayed, dead_letter_numbered, dead_queue
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
@@ -29,10 +29,10 @@ def test_a_replay_waits_out_a_broker_restart_and_loses_nothing(private_rabbit, p
     broker = do_add_broker(actor="tests", name=f"private-{kit.suffix}", kind="rabbitmq", url=private_rabbit.url)
     # Declared by hand: discovery needs the management API, which the private node has not.
     place = DeadPlace.objects.create(broker=broker, name=dlq, kind="queue", origins=[work])
-    capture = watch.finish(do_capture(place, actor=operator, reason="outage test: take them in"))
+    capture = watch.finish(request_job("capture", place=place, actor=operator, reason="outage test: take them in"))
     assert capture.status == Job.Status.SUCCEEDED, watch.explain(capture, "the capture failed")
 
-    job = do_replay(actor=operator, reason="outage test: replay", filter={"place": place.pk})
+    job = request_job("replay", actor=operator, reason="outage test: replay", filter={"place": place.pk})
     watch.wait(job, lambda: job.done >= 2 * BATCH_SIZE or job.is_finished, "the replay to get going")
     assert not job.is_finished, watch.explain(job, "the replay ended before the broker could be stopped")
     private_rabbit.stop()

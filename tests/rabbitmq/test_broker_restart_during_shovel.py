@@ -14,7 +14,7 @@ import pytest
 
 from console.models import AuditEvent, DeadPlace, Job
 from console.services.brokers import do_add_broker
-from console.services.jobs import do_shovel
+from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +33,7 @@ def test_a_shovel_waits_out_a_broker_restart_and_moves_exactly_what_it_counted(
                            management_url=private_rabbit.management_url)
     place = DeadPlace.objects.create(broker=broker, name=dlq, scope="/", kind="queue")
 
-    job = do_shovel(place, target=target, actor=operator, reason="outage test: move them back")
+    job = request_job("shovel", place=place, target=target, actor=operator, reason="outage test: move them back")
     kit.wait_for(lambda: kit.depth(target) > 0, "the shovel to start moving", seconds=60)
     private_rabbit.stop()
     watch.wait(job, lambda: job.status == Job.Status.WAITING or job.is_finished, "the job to wait for the broker")

@@ -9,7 +9,8 @@ import pytest
 from console.jobs import returns
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job, LetterState
-from console.services.jobs import do_replay, do_resume_job
+from console.jobs.requests import request_job
+from console.jobs.steering import do_resume_job
 from tests.rabbitmq.standing_consumer import ACK, REJECT, StandingConsumer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,7 +24,7 @@ def _orders(count: int) -> list[tuple[bytes, dict]]:
 
 def test_a_canary_that_comes_back_pauses_the_job_and_a_good_one_lets_it_finish(captured, kit, operator):
     work, place, letters = captured("canary", _orders(LETTERS))
-    job = do_replay(actor=operator, reason="INC-7 fixed?", filter={"place": str(place.pk)},
+    job = request_job("replay", actor=operator, reason="INC-7 fixed?", filter={"place": str(place.pk)},
                     canary_size=5, canary_wait_seconds=3, return_threshold=20)
 
     with StandingConsumer(kit, work, lambda message: REJECT) as still_broken:
@@ -59,7 +60,7 @@ def test_a_replay_pauses_itself_when_returns_pass_the_threshold_midway(captured,
     monkeypatch.setattr(returns, "MIN_SAMPLE", 10)
     work, place, letters = captured("watch", _orders(200))
     # Slow enough that the watch looks several times before the end.
-    job = do_replay(actor=operator, reason="retry all", filter={"place": str(place.pk)}, rate_limit=40,
+    job = request_job("replay", actor=operator, reason="retry all", filter={"place": str(place.pk)}, rate_limit=40,
                     return_threshold=10)
     with StandingConsumer(kit, work, lambda message: REJECT):
         assert run_job(job.pk) == Job.Status.PAUSED

@@ -9,7 +9,7 @@ from console.jobs.runner import run_job
 from console.models import DeadLetter
 from console.services.brokers import do_discover
 from console.services.custody import store_captured
-from console.services.jobs import do_capture
+from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 
@@ -30,7 +30,7 @@ def test_stored_but_unacked_messages_are_not_stored_twice(kit, rabbit_broker, op
     kit.wait_depth(dlq, 7)
     assert DeadLetter.objects.filter(place=place).count() == 3
 
-    job = do_capture(place, actor=operator, reason="capture again")
+    job = request_job("capture", place=place, actor=operator, reason="capture again")
     assert run_job(job.pk) == "succeeded"
 
     letters = DeadLetter.objects.filter(place=place)

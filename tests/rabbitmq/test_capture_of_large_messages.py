@@ -11,7 +11,7 @@ import pytest
 
 from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture
+from console.jobs.requests import request_job
 from tests.flow import JobThread
 
 pytestmark = pytest.mark.rabbitmq
@@ -28,7 +28,7 @@ def test_large_messages_are_taken_a_few_at_a_time(kit, rabbit_broker, operator, 
     kit.publish_many(dlq, [aio_pika.Message(body, message_id=key) for key, body in bodies.items()], window=20)
     kit.wait_depth(dlq, count)
     (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
-    job = do_capture(place, actor=operator, reason="large messages")
+    job = request_job("capture", place=place, actor=operator, reason="large messages")
 
     runner = JobThread(job.pk)
     runner.start()

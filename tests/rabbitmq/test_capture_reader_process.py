@@ -16,7 +16,7 @@ from console.brokers import BrokerError, PlaceRef
 from console.brokers.capture_process import ChildCapture
 from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture
+from console.jobs.requests import request_job
 from tests.flow import JobThread
 from tests.rabbitmq.conftest import rabbit_config
 from tests.workers import readers_of
@@ -32,7 +32,7 @@ def test_a_reader_killed_mid_capture_is_replaced_and_nothing_is_lost(kit, rabbit
     kit.publish_many(dlq, [aio_pika.Message(f"letter {n}".encode(), message_id=f"m{n}") for n in range(count)])
     kit.wait_depth(dlq, count)
     (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
-    job = do_capture(place, actor=operator, reason="reader killed mid-capture")
+    job = request_job("capture", place=place, actor=operator, reason="reader killed mid-capture")
 
     runner = JobThread(job.pk)
     runner.start()

@@ -8,7 +8,7 @@ import pytest
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.custody import REPLAY_ID_HEADER
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 
@@ -17,7 +17,7 @@ def test_move_puts_letters_in_the_chosen_queue(kit, captured, operator):
     work, place, letters = captured("refunds", [(b"r1", {}), (b"r2", {"tenant": "acme"})])
     chosen = kit.queue(kit.name("refunds-manual"))
 
-    job = do_letters_job("move", actor=operator, reason="handle by hand", ids=[l.id for l in letters], target=chosen)
+    job = request_job("move", actor=operator, reason="handle by hand", ids=[l.id for l in letters], target=chosen)
     assert run_job(job.pk) == "succeeded"
 
     moved = kit.drain(chosen)
@@ -33,7 +33,7 @@ def test_replay_to_a_queue_that_no_longer_exists_leaves_the_letter_held(kit, cap
     work, place, (letter,) = captured("coupons", [(b"c1", {})])
     kit.delete_queue(work)
 
-    job = do_letters_job("replay", actor=operator, reason="retry", ids=[letter.id])
+    job = request_job("replay", actor=operator, reason="retry", ids=[letter.id])
     run_job(job.pk)
 
     job = Job.objects.get(pk=job.pk)

@@ -8,7 +8,7 @@ import pytest
 
 from console.brokers.values import display, from_json
 from console.jobs.runner import run_job
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 
@@ -30,7 +30,7 @@ def test_nul_in_headers_and_ids_is_captured_shown_and_replayed_exactly(kit, capt
     page = client.get(f"/letters/{letter.pk}/").content.decode()
     assert "drop\\x00table" in page and "\x00" not in page
 
-    job = do_letters_job("replay", actor=operator, reason="replay nul", ids=[letter.pk])
+    job = request_job("replay", actor=operator, reason="replay nul", ids=[letter.pk])
     assert run_job(job.pk) == "succeeded"
     (back,) = kit.drain(work)
     assert back.body == b"body"

@@ -7,7 +7,7 @@ import pytest
 
 from console.jobs.runner import run_job
 from console.models import DeadLetter, LetterState
-from console.services.jobs import do_replay
+from console.jobs.requests import request_job
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_three_connections_deliver_each_letter_once(captured, kit, operator, settings):
     settings.DLO_BATCH_SIZE = 50  # several batches, each split three ways
     work, place, letters = captured("fanned", [(f"order {n}".encode(), {"n": n}) for n in range(300)])
-    job = do_replay(actor=operator, reason="redeploy", filter={"place": str(place.pk)}, concurrency=3)
+    job = request_job("replay", actor=operator, reason="redeploy", filter={"place": str(place.pk)}, concurrency=3)
     assert run_job(job.pk) == "succeeded"
 
     delivered = kit.drain(work)

@@ -11,7 +11,7 @@ from console.models import AuditEvent, DeadLetter, Job
 from console.services.audit import verify_chain
 from console.services.brokers import do_discover
 from console.services.custody import REPLAY_ID_HEADER
-from console.services.jobs import do_capture, do_letters_job
+from console.jobs.requests import request_job
 from tests.rabbitmq.kit import ACK, REJECT
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
@@ -42,14 +42,14 @@ def test_replay_goes_back_to_the_one_subscription_it_failed_in(kit, rabbit_broke
     assert (place.discovered_by, place.origins, place.depth) == ("binding", [billing], 1)
     assert places[shipping_dead].depth == 0
 
-    capture = do_capture(place, actor=operator, reason="triage")
+    capture = request_job("capture", place=place, actor=operator, reason="triage")
     assert run_job(capture.pk) == "succeeded"
     letter = DeadLetter.objects.get(place=place)
     assert (letter.origin_queue, letter.origin_address, letter.routing_key, letter.reason) == (
         billing, topic, "orders.created", "rejected")
     assert kit.depth(billing_dead) == 0
 
-    replay = do_letters_job("replay", actor=operator, reason="billing bug fixed", ids=[letter.id])
+    replay = request_job("replay", actor=operator, reason="billing bug fixed", ids=[letter.id])
     assert run_job(replay.pk) == "succeeded"
 
     letter.refresh_from_db()

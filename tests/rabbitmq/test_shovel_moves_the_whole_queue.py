@@ -18,7 +18,9 @@ from console.jobs.control import claim
 from console.jobs.runner import run_job
 from console.jobs.shovel import ShovelRun, move_name
 from console.models import AuditEvent, DeadLetter, DeadPlace, Job
-from console.services.jobs import JobError, do_cancel_job, do_shovel
+from console.jobs.requests import request_job
+from console.jobs.steering import do_cancel_job
+from console.services.jobs import JobError
 from tests.flow import capture, discovered
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
@@ -59,8 +61,8 @@ def test_a_shovel_job_moves_the_whole_queue_byte_for_byte_and_the_counts_prove_i
     kit.wait_depth(place.name, 2000)
     target = kit.queue(kit.name("invoices-by-hand"))
 
-    job = do_shovel(place, target=target, actor=operator, reason="INC-7 hand the queue over", ticket="INC-7")
-    assert (job.kind, job.target, job.expected, job.total) == ("shovel", target, 2000, 2000)
+    job = request_job("shovel", place=place, target=target, actor=operator, reason="INC-7 hand the queue over", ticket="INC-7")
+    assert (job.kind, job.params["target"], job.expected, job.total) == ("shovel", target, 2000, 2000)
     assert run_job(job.pk) == "succeeded"
 
     job.refresh_from_db()
@@ -95,13 +97,13 @@ def test_a_missing_target_the_place_itself_or_no_target_is_refused(kit, dead_que
     missing = kit.name("refunds-typo")
 
     with pytest.raises(JobError, match="the broker would create a missing queue"):
-        do_shovel(place, target=missing, actor=operator, reason="move")
+        request_job("shovel", place=place, target=missing, actor=operator, reason="move")
     with pytest.raises(JobError, match="itself"):
-        do_shovel(place, target=place.name, actor=operator, reason="move")
+        request_job("shovel", place=place, target=place.name, actor=operator, reason="move")
     with pytest.raises(JobError, match="needs a target"):
-        do_shovel(place, target="  ", actor=operator, reason="move")
+        request_job("shovel", place=place, target="  ", actor=operator, reason="move")
     with pytest.raises(JobError, match="reason"):
-        do_shovel(place, target=kit.queue(kit.name("refunds-other")), actor=operator, reason="")
+        request_job("shovel", place=place, target=kit.queue(kit.name("refunds-other")), actor=operator, reason="")
 
     assert not Job.objects.filter(kind="shovel").exists()
     assert kit.http.get(f"/api/queues/%2F/{quote(missing, safe='')}").status_code == 404  # nothing created
@@ -111,7 +113,7 @@ def test_a_missing_target_the_place_itself_or_no_target_is_refused(kit, dead_que
 def test_a_target_gone_before_the_job_runs_fails_it_without_creating_the_queue(kit, dead_queue, operator):
     place = dead_queue("coupons", 2)
     target = kit.queue(kit.name("coupons-manual"))
-    job = do_shovel(place, target=target, actor=operator, reason="move")
+    job = request_job("shovel", place=place, target=target, actor=operator, reason="move")
     kit.delete_queue(target)
 
     assert run_job(job.pk) == "failed"
@@ -124,7 +126,7 @@ def test_a_target_gone_before_the_job_runs_fails_it_without_creating_the_queue(k
 def test_a_job_resumed_after_its_worker_died_follows_its_own_shovel(kit, dead_queue, operator, adapter):
     place = dead_queue("payments", 2000)
     target = kit.queue(kit.name("payments-manual"))
-    job = do_shovel(place, target=target, actor=operator, reason="move")
+    job = request_job("shovel", place=place, target=target, actor=operator, reason="move")
     # The first worker counted, asked the broker for the shovel, and died.
     job = claim(job.pk)
     assert ShovelRun(job, place, adapter).begin()
@@ -170,7 +172,7 @@ def test_a_move_the_counts_cannot_prove_fails_the_job_and_says_why(kit, dead_que
     # A full target refuses publishes: RabbitMQ's shovel puts the refused messages back and
     # still counts them, so it removes itself having moved only a hundred.
     target = kit.queue(kit.name("tickets-small"), {"x-max-length": 100, "x-overflow": "reject-publish"})
-    job = do_shovel(place, target=target, actor=operator, reason="move")
+    job = request_job("shovel", place=place, target=target, actor=operator, reason="move")
 
     assert run_job(job.pk) == "failed"
 
@@ -185,7 +187,7 @@ def test_a_move_the_counts_cannot_prove_fails_the_job_and_says_why(kit, dead_que
 def test_cancelling_removes_the_shovel_and_says_how_many_moved(kit, dead_queue, operator, adapter):
     place = dead_queue("returns", 1000)
     target = kit.queue(kit.name("returns-manual"))
-    job = do_shovel(place, target=target, actor=operator, reason="move")
+    job = request_job("shovel", place=place, target=target, actor=operator, reason="move")
     job = claim(job.pk)
     assert ShovelRun(job, place, adapter).begin()
     do_cancel_job(job, actor=operator, reason="wrong target")  # while it runs: a request to stop
@@ -240,7 +242,7 @@ def test_the_api_and_the_place_page_ask_for_a_shovel(kit, dead_queue, operator, 
 def test_a_large_shovel_waits_for_a_second_person(kit, dead_queue, operator, settings):
     settings.DLO_APPROVAL_THRESHOLD = 5
     place = dead_queue("bonds", 6)
-    job = do_shovel(place, target=kit.queue(kit.name("bonds-manual")), actor=operator, reason="move")
+    job = request_job("shovel", place=place, target=kit.queue(kit.name("bonds-manual")), actor=operator, reason="move")
     assert job.status == "awaiting_approval"
     assert run_job(job.pk) == "not runnable"
     assert kit.depth(place.name) == 6

@@ -23,7 +23,7 @@ def nested(depth: int) -> dict:
 def test_a_message_too_deep_to_read_fails_the_capture_clearly_and_stays(kit, rabbit_broker, operator):
     from console.jobs.runner import run_job
     from console.services.brokers import do_discover
-    from console.services.jobs import do_capture
+    from console.jobs.requests import request_job
 
     dlq = kit.queue(kit.name("deep") + ".dlq")
     limit = sys.getrecursionlimit()
@@ -36,7 +36,7 @@ def test_a_message_too_deep_to_read_fails_the_capture_clearly_and_stays(kit, rab
     kit.wait_depth(dlq, 2)
     (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
 
-    job = do_capture(place, actor=operator, reason="triage")
+    job = request_job("capture", place=place, actor=operator, reason="triage")
     assert run_job(job.pk) == Job.Status.FAILED
     job.refresh_from_db()
     assert "headers nest deeper than the AMQP client can decode" in job.error

@@ -11,7 +11,7 @@ import pytest
 
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture
+from console.jobs.requests import request_job
 from tests.rabbitmq.crash import KILLS, dead_letter_numbered, dead_queue, message_id, numbered
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
@@ -28,7 +28,7 @@ def test_every_message_ends_in_custody_once(kit, rabbit_broker, operator, killer
         dead_letter_numbered(kit, work, dlq, sent, LETTERS)
         sent += LETTERS
         (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
-        job = do_capture(place, actor=operator, reason="crash test: capture")
+        job = request_job("capture", place=place, actor=operator, reason="crash test: capture")
         killer.kill_during(job, KILLS - killer.landed)
         jobs.append(killer.finish(job))
 

@@ -12,7 +12,7 @@ import pytest
 
 from console.models import Job
 from console.services.brokers import do_discover
-from console.services.jobs import do_capture, do_replay
+from console.jobs.requests import request_job
 from tests.rabbitmq.crash import BATCH_SIZE, KILLS, arrivals, assert_replayed, dead_letter_numbered, dead_queue
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
@@ -30,9 +30,9 @@ def test_every_letter_reaches_its_origin_with_its_replay_id(kit, rabbit_broker, 
         dead_letter_numbered(kit, work, dlq, sent, LETTERS)
         sent += LETTERS
         (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
-        capture = killer.finish(do_capture(place, actor=operator, reason="crash test: take them in"))
+        capture = killer.finish(request_job("capture", place=place, actor=operator, reason="crash test: take them in"))
         assert capture.status == Job.Status.SUCCEEDED, killer.explain(capture, "the capture failed")
-        job = do_replay(actor=operator, reason="crash test: replay", filter={"place": place.pk})
+        job = request_job("replay", actor=operator, reason="crash test: replay", filter={"place": place.pk})
         killer.kill_during(job, KILLS - killer.landed)
         jobs.append(killer.finish(job))
         arrived += arrivals(kit, work)  # before the next round dead-letters new messages through it

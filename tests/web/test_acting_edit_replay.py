@@ -11,7 +11,7 @@ from django.urls import reverse
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.audit import verify_chain
-from console.services.edit import do_edit_and_replay
+from console.jobs.requests import request_job
 from console.services.jobs import JobError
 from tests.web.factory import XSS_IMG, XSS_SCRIPT, store_letter
 
@@ -49,7 +49,7 @@ def test_edit_and_replay_replays_the_edited_copy_and_audits_the_diff(signed_in, 
     assert copy.parent_id == letter.pk and copy.envelope_details["edited_from"] == letter.pk
     assert copy.body_bytes == b'{"order": 7, "currency": "USD"}\n' and copy.headers["x-fixed-by"] == "olga"
     assert letter.state == "failed" and letter.body_bytes == b'{"order": 7, "currency": "EUR"}\n'
-    assert job.selection == {"ids": [copy.pk]} and job.kind == "replay"
+    assert job.selection == {"ids": [copy.pk]} and job.kind == "edit_replay"
 
     event = AuditEvent.objects.get(action="edit_replay")
     assert (event.actor_name, event.reason, event.ticket, event.job_id) == ("olga", "currency was wrong", "INC-12",
@@ -106,14 +106,14 @@ def test_invalid_edits_are_refused_with_a_message_and_change_nothing(signed_in, 
 def test_a_letter_with_no_known_origin_cannot_be_edited_and_replayed(place, operator):
     letter = store_letter(place, b"x", origin="")
     with pytest.raises(JobError, match="has no known origin"):
-        do_edit_and_replay(letter, body=b"y", headers={}, actor=operator, reason="r")
+        request_job("edit_replay", letter=letter, body=b"y", headers={}, actor=operator, reason="r")
     assert DeadLetter.objects.get(pk=letter.pk).state == "held" and DeadLetter.objects.count() == 1
 
 
 def test_a_letter_already_replayed_cannot_be_edited(letter, operator):
     DeadLetter.objects.filter(pk=letter.pk).update(state="replayed")
     with pytest.raises(JobError, match="only held or failed letters can be edited"):
-        do_edit_and_replay(letter, body=b"x", headers={}, actor=operator, reason="r")
+        request_job("edit_replay", letter=letter, body=b"x", headers={}, actor=operator, reason="r")
     assert DeadLetter.objects.count() == 1
 
 

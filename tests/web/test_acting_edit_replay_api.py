@@ -34,7 +34,7 @@ def test_text_body_and_tagged_headers_are_replayed_as_a_copy(api, place, memory_
                                    "reason": "typo in amount", "ticket": "INC-3"})
     assert response.status_code == 202, response.content
     job = response.json()
-    assert job["kind"] == "replay" and job["reason"] == "typo in amount" and job["ticket"] == "INC-3"
+    assert job["kind"] == "edit_replay" and job["reason"] == "typo in amount" and job["ticket"] == "INC-3"
     event = AuditEvent.objects.get(action="edit_replay")
     assert event.job_id == job["id"] and event.details["headers"]["changed"] == {"x-a": {"before": "1", "after": "2"}}
     assert run_job(job["id"]) == "succeeded"

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from console.jobs.runner import run_job
 from console.models import AuditEvent, Job
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 from tests.web.factory import store_letter
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 @pytest.fixture
 def job(place, operator):
     ids = [store_letter(place, f"order {i}".encode()).pk for i in range(3)]
-    return do_letters_job("replay", actor=operator, reason="fixed", ids=ids)
+    return request_job("replay", actor=operator, reason="fixed", ids=ids)
 
 
 def _buttons(html: str) -> list[str]:
@@ -68,7 +68,7 @@ def test_pausing_an_ended_job_says_why_not(signed_in, job):
 
 
 def test_the_jobs_list_filters_by_status(signed_in, job, place, operator):
-    other = do_letters_job("mark_failed", actor=operator, reason="x", filter={"place": place.pk})
+    other = request_job("mark_failed", actor=operator, reason="x", filter={"place": place.pk})
     run_job(other.pk)
     succeeded = signed_in.get(reverse("jobs"), {"status": "succeeded"}).content.decode()
     assert f'href="/jobs/{other.pk}/"' in succeeded and f'href="/jobs/{job.pk}/"' not in succeeded

@@ -43,8 +43,8 @@ def test_a_paced_replay_keeps_its_pace_and_its_page_shows_it(signed_in, place, l
         "canary_size": "2", "canary_wait_seconds": "45", "return_threshold": "10"})
     job = Job.objects.get()
     assert response.status_code == 302
-    assert (job.rate_limit, job.concurrency, job.canary_size, job.canary_wait_seconds, job.return_threshold) == (
-        25, 2, 2, 45, 10.0)
+    assert job.params == {"rate_limit": 25, "concurrency": 2, "canary_size": 2, "canary_wait_seconds": 45,
+                          "return_threshold": 10.0}
     page = signed_in.get(reverse("job", args=[job.pk])).content.decode()
     pace = re.search(r'<dd id="job-pace">(.*?)</dd>', page, re.S).group(1)
     assert "at most 25 letters/s" in pace and "2 connections" in pace and "canary of 2, 45s watch" in pace
@@ -62,9 +62,9 @@ def test_a_pace_the_console_refuses_is_shown_and_makes_no_job(signed_in, place, 
 
 def test_a_job_that_paused_itself_says_why_and_resuming_starts_a_new_canary(signed_in, place, letters, operator):
     from console.jobs.control import finish
-    from console.services.jobs import do_letters_job
+    from console.jobs.requests import request_job
 
-    job = do_letters_job("replay", actor=operator, reason="r", ids=[letter.pk for letter in letters],
+    job = request_job("replay", actor=operator, reason="r", ids=[letter.pk for letter in letters],
                          canary_size=2, return_threshold=5)
     why = "canary: 2 of 2 letters came back within 30s (100.0%), above the threshold of 5% <b>"
     Job.objects.filter(pk=job.pk).update(pause_reason=why, watch={"base_done": 0, "canary_passed": False})

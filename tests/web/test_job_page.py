@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from console.jobs.runner import run_job
 from console.models import AuditEvent, Job
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 from tests.web.factory import store_letter
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 @pytest.fixture
 def job(place, operator):
     ids = [store_letter(place, f"order {i}".encode()).pk for i in range(3)]
-    return do_letters_job("mark_failed", actor=operator, reason="won't fix", ids=ids)
+    return request_job("mark_failed", actor=operator, reason="won't fix", ids=ids)
 
 
 def test_the_full_page_shows_the_job_and_polls_while_it_runs(signed_in, job):
@@ -58,7 +58,7 @@ def test_cancelling_an_ended_job_says_so(signed_in, job):
 
 @pytest.mark.role("admin")  # purging is the admin's
 def test_the_jobs_list_shows_newest_first(signed_in, place, operator, job):
-    second = do_letters_job("purge", actor=operator, reason="cleanup", filter={"place": place.pk})
+    second = request_job("purge", actor=operator, reason="cleanup", filter={"place": place.pk})
     html = signed_in.get(reverse("jobs")).content.decode()
     assert html.index(f'href="/jobs/{second.pk}/"') < html.index(f'href="/jobs/{job.pk}/"')
     assert Job.objects.count() == 2
@@ -66,7 +66,7 @@ def test_the_jobs_list_shows_newest_first(signed_in, place, operator, job):
 
 def test_a_filter_job_says_how_many_letters_arrived_after_it_was_made(signed_in, place, operator):
     store_letter(place, b"order 1")
-    job = do_letters_job("replay", actor=operator, reason="fixed", filter={"place": place.pk, "q": "order"})
+    job = request_job("replay", actor=operator, reason="fixed", filter={"place": place.pk, "q": "order"})
     store_letter(place, b"order 2")
     html = signed_in.get(reverse("job", args=[job.pk])).content.decode()
     assert "<code>q=order</code>" in html

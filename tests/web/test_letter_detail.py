@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from console.jobs.runner import run_job
 from console.models import DeadLetter
-from console.services.jobs import do_letters_job
+from console.jobs.requests import request_job
 from console.web.display import BODY_PAGE_LIMIT
 from tests.web.factory import store_letter
 
@@ -113,7 +113,7 @@ def test_lineage_links_parent_and_returns(signed_in, place):
 def test_the_letters_audit_events_are_listed(signed_in, place, operator):
     letter = store_letter(place)
     other = store_letter(place)
-    run_job(do_letters_job("mark_failed", actor=operator, reason="cannot be fixed", ids=[letter.pk]).pk)
+    run_job(request_job("mark_failed", actor=operator, reason="cannot be fixed", ids=[letter.pk]).pk)
     history = _page(signed_in, letter).split('id="history"')[1]
     assert "cannot be fixed" in history and "mark_failed" in history and "capture" in history
     assert "cannot be fixed" not in _page(signed_in, other).split('id="history"')[1]
@@ -122,6 +122,6 @@ def test_the_letters_audit_events_are_listed(signed_in, place, operator):
 @pytest.mark.role("admin")  # purging is the admin's
 def test_a_purged_letter_says_its_body_was_erased(signed_in, place, operator):
     letter = store_letter(place, b"secret")
-    run_job(do_letters_job("purge", actor=operator, reason="gdpr", ids=[letter.pk]).pk)
+    run_job(request_job("purge", actor=operator, reason="gdpr", ids=[letter.pk]).pk)
     html = _page(signed_in, letter)
     assert "The body was erased" in html and "Download body" not in html

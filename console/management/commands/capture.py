@@ -7,7 +7,8 @@ from django.core.management.base import CommandError
 from console.jobs.runner import run_job
 from console.management.cli import ActorCommand, find_place, printable, wait_for_job
 from console.models import Job
-from console.services.jobs import JobError, do_capture
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
 
 
 class Command(ActorCommand):
@@ -26,7 +27,8 @@ class Command(ActorCommand):
     def handle(self, *args, **options) -> None:
         place = find_place(options["place"])
         try:
-            job = do_capture(place, actor=self.actor(options), reason=options["reason"], limit=options["limit"])
+            job = request_job("capture", place=place, actor=self.actor(options), reason=options["reason"],
+                              limit=options["limit"])
         except JobError as exc:
             raise CommandError(str(exc)) from None
         if not options["wait"]:

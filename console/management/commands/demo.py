@@ -22,7 +22,8 @@ from console.management.demo import memory, rabbitmq
 from console.management.demo.catalogue import DEAD_LETTER_QUEUES, dead_letter_count, messages
 from console.models import Broker, DeadLetter, DeadPlace
 from console.services.brokers import do_add_broker, do_discover
-from console.services.jobs import JobError, do_capture
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "dead-letters-demo"
@@ -117,7 +118,7 @@ class Command(ActorCommand):
             if not place.depth:
                 continue
             try:
-                job = do_capture(place, actor=actor, reason="demo: take the demo letters into custody")
+                job = request_job("capture", place=place, actor=actor, reason="demo: take the demo letters into custody")
             except JobError as exc:
                 self.stderr.write(f"{printable(place)}: {exc}")
                 continue

@@ -54,19 +54,23 @@ class Command(ActorCommand):
             self._replay(options)
 
     def _replay(self, options) -> None:
+        from console.jobs.requests import request_job
         from console.jobs.runner import run_job
-        from console.pipeline.replay import do_archive_replay
         from console.services.jobs import JobError
 
         try:
-            job = do_archive_replay(
-                actor=self.actor(options), reason=options["reason"], lake=options["lake"], since=options["since"],
-                until=options["until"], origin=options["origin"], exception=options["exception"],
-                fingerprint=options["group"], ticket=options["ticket"], rate_limit=options["rate"],
-                enqueue=options["queue"],
+            job = request_job(
+                "archive_replay", actor=self.actor(options), reason=options["reason"], ticket=options["ticket"],
+                lake=options["lake"], since=options["since"], until=options["until"], origin=options["origin"],
+                exception=options["exception"], fingerprint=options["group"], rate_limit=options["rate"],
+                run_here=not options["queue"],
             )
         except JobError as exc:
             raise CommandError(str(exc)) from None
+        if job.status == Job.Status.AWAITING_APPROVAL:
+            self.stdout.write(f"job {job.pk} waits for a second person's approval ({printable(job.log[-1]['message'])}); "
+                              "once approved, a worker runs it")
+            return
         if options["queue"]:
             self.stdout.write(f"job {job.pk} queued: replay from the archive (a worker runs it)")
             return

@@ -24,7 +24,8 @@ from console.access.redaction import mask_previews
 from console.access.roles import PURGE, has
 from console.brokers import adapter_class
 from console.models import DeadLetter, DeadPlace, Job
-from console.services.jobs import JobError, do_letters_job, preview_frozen
+from console.jobs.requests import request_job
+from console.services.jobs import JobError, preview_frozen
 from console.services.selection import SelectionError, arrived_since, freeze
 from console.web.action_forms import ACTION_LABELS, BulkActionForm, ConfirmForm
 from console.web.display import PREVIEW_CHARS, body_preview
@@ -138,9 +139,9 @@ def action_confirm(request):
                        publishes=action in PUBLISHING)
     if form.is_valid():
         try:
-            job = do_letters_job(
+            job = request_job(
                 action, actor=request.user, reason=form.cleaned_data["reason"], ticket=form.cleaned_data["ticket"],
-                target=target, selection=selection, place=place, **form.pace(),
+                target=target, selection=selection, **form.pace(),
             )
         except JobError as exc:
             form.add_error(None, str(exc))

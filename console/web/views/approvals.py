@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from console.models import DeadLetter, Job
-from console.services.approvals import ApprovalError, do_approve, do_refuse, is_requester
+from console.jobs.approvals import ApprovalError, do_approve, do_refuse, is_requester
 from console.services.jobs import JobError, preview_frozen
 from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.job_actions import act_on_job

@@ -15,7 +15,8 @@ from console.access.scope import visible
 from console.brokers import BrokerError
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import do_discover
-from console.services.jobs import JobError, do_capture
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
 from console.services.samples import recent_arrivals
 from console.web.charts import sparkline
 from console.web.forms import ReasonForm
@@ -84,7 +85,7 @@ def capture(request, place_id: int):
         messages.error(request, f"Capture from {place.name}: a reason is required.")
         return redirect("inventory")
     try:
-        job = do_capture(place, actor=request.user, reason=form.cleaned_data["reason"])
+        job = request_job("capture", place=place, actor=request.user, reason=form.cleaned_data["reason"])
     except JobError as exc:
         messages.error(request, f"Capture from {place.name}: {exc}")
         return redirect("inventory")

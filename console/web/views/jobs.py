@@ -10,7 +10,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from console.access.scope import visible
 from console.models import Job
-from console.services.jobs import do_cancel_job, do_pause_job, do_resume_job
+from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.services.selection import arrived_since
 from console.web.paging import page_before
 from console.web.job_actions import act_on_job

@@ -14,7 +14,8 @@ from console.access.redaction import ShownContent, mask_events, mask_previews
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.models import AuditEvent, DeadLetter
-from console.services.edit import EDITABLE_STATES, do_edit_and_replay
+from console.jobs.requests import request_job
+from console.services.edit import EDITABLE_STATES
 from console.services.jobs import JobError
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
 from console.web.display import PREVIEW_CHARS, BodyView, body_preview, body_view, value_rows, x_death_rows
@@ -74,8 +75,8 @@ def letter_edit(request, letter_id: int):
     if form.is_valid():
         data = form.cleaned_data
         try:
-            job = do_edit_and_replay(letter, body=data["body_bytes"], headers=data["headers"], actor=request.user,
-                                     reason=data["reason"], ticket=data["ticket"])
+            job = request_job("edit_replay", letter=letter, body=data["body_bytes"], headers=data["headers"],
+                              actor=request.user, reason=data["reason"], ticket=data["ticket"])
         except JobError as exc:
             form.add_error(None, str(exc))
         else:

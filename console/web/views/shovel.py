@@ -1,4 +1,4 @@
-"""The place page's "Move the whole queue on the broker": a shovel job (console.services.jobs.do_shovel)."""
+"""The place page's "Move the whole queue on the broker": a shovel job (console.jobs.kinds.shovel)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from console.models import DeadPlace
-from console.services.jobs import JobError, do_shovel
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
 from console.web.action_forms import ShovelForm
 
 
@@ -22,7 +23,7 @@ def place_shovel(request, place_id: int):
         messages.error(request, f"Move of the whole queue {place.name}: {problems}")
         return redirect("place", place.pk)
     try:
-        job = do_shovel(place, actor=request.user, **form.cleaned_data)
+        job = request_job("shovel", place=place, actor=request.user, **form.cleaned_data)
     except JobError as exc:
         messages.error(request, f"Move of the whole queue {place.name}: {exc}")
         return redirect("place", place.pk)

@@ -1,0 +1,37 @@
+"""Capture: take the messages of a dead place into custody; they leave the broker once stored
+(console.jobs.capture). Its size is the limit asked for, else the place's depth: a place whose
+depth the broker did not tell has an unknown size, which waits for approval."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from console.jobs.capture import run_capture
+from console.jobs.kinds.base import Params, Plan
+from console.jobs.kinds.places import PlaceKind
+from console.services.jobs import JobError
+
+
+@dataclass(frozen=True)
+class CaptureParams(Params):
+    limit: int | None = None
+
+
+class Capture(PlaceKind):
+    name = "capture"
+    params: ClassVar[type[CaptureParams]] = CaptureParams
+    exclusive_with = ("capture",)
+
+    def validate(self, params: CaptureParams) -> None:
+        if params.limit is not None and params.limit < 1:
+            raise JobError("limit must be at least 1")
+
+    def plan(self, params: CaptureParams, given, *, actor, checked) -> Plan:
+        place = self.place(given)
+        self.refuse_if_busy(place)
+        size = params.limit if params.limit is not None else place.depth
+        return Plan(per_place={place.pk: size}, details={"limit": params.limit, "depth": place.depth})
+
+    def run(self, job) -> str:
+        return run_capture(job, CaptureParams.of(job).limit)

@@ -1,0 +1,37 @@
+"""Edit and replay: the operator fixes one letter's body or headers and an edited copy is
+replayed to its origin; the letter itself is kept as it was and marked failed
+(console.services.edit), and the audit keeps the diff. The copy is published like any replay
+(console.jobs.publish)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from console.jobs.kinds.base import JobKind, Plan
+from console.jobs.kinds.pace import Pace
+from console.jobs.publish import run_publish
+from console.models import DeadLetter
+from console.services.edit import make_edited_copy, record_edit
+from console.services.jobs import JobError
+from console.services.selection import freeze
+
+
+class EditReplay(JobKind):
+    name = "edit_replay"
+    inputs: ClassVar[frozenset[str]] = frozenset({"letter", "body", "headers"})
+
+    def plan(self, params, given, *, actor, checked) -> Plan:
+        letter, body, headers = given.get("letter"), given.get("body"), given.get("headers")
+        if not isinstance(letter, DeadLetter) or not isinstance(body, bytes):
+            raise JobError("an edit and replay needs a letter and its edited body")
+        before = letter.body_bytes
+        original, copy = make_edited_copy(letter, body=body, headers=letter.headers if headers is None else headers)
+        return Plan(per_place={original.place_id: 1}, selection=freeze(ids=[copy.pk]),
+                    made=(original, copy, before))
+
+    def requested(self, job, plan: Plan, *, actor) -> None:
+        original, copy, before = plan.made
+        record_edit(job, original, copy, before_body=before, actor=actor)
+
+    def run(self, job) -> str:
+        return run_publish(job, Pace())

@@ -1,0 +1,49 @@
+"""Move: publish letters to a chosen queue instead of their origin (console.jobs.publish).
+
+The target must be a queue the requester may act on (console.access.guards), and the letters
+must come from one broker."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from console.jobs.kinds.base import Target
+from console.jobs.kinds.letters import LettersKind
+from console.jobs.kinds.pace import MoveParams
+from console.jobs.publish import run_publish
+from console.models import DeadPlace, Job
+from console.services.jobs import JobError
+
+
+class Move(LettersKind):
+    name = "move"
+    params: ClassVar[type[MoveParams]] = MoveParams
+
+    def parse(self, given: dict[str, Any]) -> MoveParams:
+        target = (given.get("target") or "").strip()
+        return super().parse({**given, "target": target or None})
+
+    def validate(self, params: MoveParams) -> None:
+        if not params.target:
+            raise JobError("a move needs a target queue")
+        params.check()
+
+    def plan(self, params: MoveParams, given, *, actor, checked):
+        plan = super().plan(params, given, actor=actor, checked=checked)
+        plan.targets = _targets(plan.per_place, params.target)
+        if len({target.broker_id for target in plan.targets}) > 1:
+            raise JobError("a move takes letters from one broker at a time")
+        return plan
+
+    def targets(self, job: Job) -> list[Target]:
+        return _targets(job.per_place, MoveParams.of(job).target)
+
+    def run(self, job) -> str:
+        return run_publish(job, MoveParams.of(job))
+
+
+def _targets(place_ids, name: str) -> list[Target]:
+    """The target queue in the broker and scope (vhost) of each place the letters come from."""
+    places = DeadPlace.objects.filter(pk__in=[int(pk) for pk in place_ids])
+    return [Target(broker_id, name, scope)
+            for broker_id, scope in sorted(set(places.values_list("broker_id", "scope")))]

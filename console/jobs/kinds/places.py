@@ -1,0 +1,28 @@
+"""The base of the kinds that act on one dead place as the broker holds it (capture, shovel)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from console.jobs.kinds.base import JobKind
+from console.models import DeadPlace, Job
+from console.services.jobs import JobError
+
+
+class PlaceKind(JobKind):
+    inputs: ClassVar[frozenset[str]] = frozenset({"place"})
+    #: Kinds whose unfinished jobs on the same place refuse a new one of this kind.
+    exclusive_with: ClassVar[tuple[str, ...]] = ()
+
+    def place(self, given) -> DeadPlace:
+        place = given.get("place")
+        if not isinstance(place, DeadPlace):
+            raise JobError(f"a {self.name} job needs a dead place")
+        return place
+
+    def refuse_if_busy(self, place: DeadPlace) -> None:
+        busy = (Job.objects.filter(kind__in=self.exclusive_with, place=place)
+                .exclude(status__in=Job.FINISHED).first())
+        if busy is not None:
+            raise JobError(f"job {busy.pk} ({busy.kind}) is already taking messages from {place}; "
+                           "wait for it or cancel it")

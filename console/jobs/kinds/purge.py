@@ -1,0 +1,20 @@
+"""Purge: erase letters' bodies, keeping a tombstone with the envelope (console.jobs.local).
+Only an admin may ask for it or approve it, and it always waits for a second person."""
+
+from __future__ import annotations
+
+from console.access.roles import PURGE
+from console.jobs.kinds.letters import LettersKind
+from console.jobs.local import run_local
+from console.models import LetterState
+
+
+class Purge(LettersKind):
+    name = "purge"
+    permission = PURGE
+    always_approved = True
+    #: The states it acts on, the state it leaves, and the fields it changes besides.
+    transition = ((LetterState.HELD, LetterState.FAILED), LetterState.PURGED, {"body": b"", "body_erased": True})
+
+    def run(self, job) -> str:
+        return run_local(job, *self.transition)

@@ -1,0 +1,92 @@
+"""The one door through which every job is requested, whoever asks: a page, the API, a
+management command, a Celery task, the pipeline or (later) a rule.
+
+:func:`request_job` does the same for every kind (console.jobs.kinds):
+
+1. the reason is required, and the actor must hold the kind's permission;
+2. the kind parses and validates its typed parameters, and does the checks that talk to a
+   broker or to Spark, before any transaction opens;
+3. in one transaction: the kind plans the job (which letters, how many per dead place, which
+   queues it publishes into); every place and target must be in the actor's scope
+   (console.access.guards); the job row and its ``job.requested`` audit row are written; the
+   two-person rule (console.jobs.approvals) makes it wait, or it is queued for the worker once
+   the transaction commits.
+
+So no path can skip the scope guard, the approval rule or the audit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from console.access.guards import guard_places, guard_target
+from console.access.roles import has, role_holding
+from console.access.scope import OutOfScope
+from console.jobs import approvals
+from console.jobs.kinds import kind as kind_named
+from console.models import Job
+from console.services import audit
+from console.services.audit import Actor, actor_name, actor_user
+from console.services.jobs import JobError
+
+
+def enqueue(job: Job) -> None:
+    """Hand the job to the worker once the current transaction commits."""
+    from console.jobs.tasks import run_job
+
+    transaction.on_commit(lambda: run_job.delay(job.pk))
+
+
+def request_job(kind: str, *, actor: Actor, reason: str, ticket: str = "", run_here: bool = False,
+                **given: Any) -> Job:
+    """Ask for a job of ``kind`` with the kind's parameters and inputs in ``given`` (e.g.
+    ``ids=`` or ``filter=`` for the letters kinds, ``place=`` for capture and shovel).
+
+    Returns the job, queued for the worker or waiting for approval; ``run_here`` leaves an
+    approved-at-once job ``queued`` without handing it to the worker (the caller runs it, as
+    ``manage.py pipeline replay`` does). Raises JobError with a message for the requester.
+    """
+    job_kind = kind_named(kind)
+    reason = (reason or "").strip()
+    if not reason:
+        raise JobError("a reason is required")
+    if not has(actor, job_kind.permission):
+        raise JobError(f"a {kind.replace('_', ' ')} job needs the {role_holding(job_kind.permission)} role")
+    place = given.get("place")
+    if place is not None:
+        _guarded(guard_places, actor, [place.pk])  # before anything is asked of its broker
+    params = job_kind.parse(given)
+    checked = job_kind.check_outside(params, given)
+    with transaction.atomic():
+        plan = job_kind.plan(params, given, actor=actor, checked=checked)
+        _guarded(guard_places, actor, plan.per_place)
+        for target in plan.targets:
+            _guarded(guard_target, actor, target.broker_id, target.name, target.scope)
+        total = plan.total
+        job = Job.objects.create(
+            kind=kind, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason, ticket=ticket[:200],
+            place=plan.place, params=params.to_json(), selection=plan.selection,
+            per_place={str(place_id): count for place_id, count in plan.per_place.items()},
+            expected=total or 0, total=total or 0,
+        )
+        audit.record("job.requested", actor=actor, reason=reason, ticket=ticket, job=job, place=job.place,
+                     target=", ".join(target.name for target in plan.targets)[:500],
+                     letter_ids=plan.selection.get("ids", []), count=total or 0,
+                     details={"kind": kind, **params.to_json(), **plan.details,
+                              "per_place": job.per_place})
+        job_kind.requested(job, plan, actor=actor)
+        why = approvals.needs_approval(job)
+        if why:
+            approvals.hold_for_approval(job, why, actor=actor)
+        elif not run_here:
+            enqueue(job)
+    return job
+
+
+def _guarded(guard, actor: Actor, *args) -> None:
+    try:
+        guard(actor, *args)
+    except OutOfScope as exc:
+        raise JobError(str(exc)) from None

@@ -1,0 +1,61 @@
+"""A replay from the archive is requested through the one door like every job (finding 7):
+over the approval threshold it waits for a second person, and it is refused when the archived
+letters lie outside the requester's scope. ``manage.py pipeline replay`` says so and does not
+run it."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from console.models import AuditEvent, Job, RoleScope
+from console.pipeline.archive import archive
+from console.jobs.requests import request_job
+from console.services.jobs import JobError
+
+pytestmark = [pytest.mark.django_db, pytest.mark.approvals]
+
+
+@pytest.fixture
+def archived(spark, lake, custody):
+    """Three replayed letters of orders.dlq and two of billing.dlq, archived to the lake."""
+    broker = custody.broker()
+    orders, billing = custody.place(broker, "orders.dlq"), custody.place(broker, "billing.dlq")
+    for _ in range(3):
+        custody.letter(orders, origin="orders", body=b"{}", captured_days_ago=1, state="replayed")
+    for _ in range(2):
+        custody.letter(billing, origin="billing", body=b"{}", captured_days_ago=1, state="replayed")
+    archive(lake, spark=spark)
+    return orders, billing
+
+
+def test_an_archive_replay_over_the_threshold_waits_for_approval(settings, lake, archived, operator):
+    settings.DLO_APPROVAL_THRESHOLD = 2
+    orders, _ = archived
+    job = request_job("archive_replay", actor=operator, reason="INC-5 replay", lake=lake, origin="orders")
+    assert (job.status, job.total, job.per_place) == ("awaiting_approval", 3, {str(orders.pk): 3})
+    assert AuditEvent.objects.filter(job_id=job.pk, action="job.approval_requested").exists()
+
+    small = request_job("archive_replay", actor=operator, reason="INC-5 replay", lake=lake, origin="billing",
+                        run_here=True)
+    assert (small.status, small.total) == ("queued", 2)
+
+
+def test_the_command_says_the_replay_waits_and_does_not_run_it(settings, lake, archived, operator, capsys):
+    settings.DLO_APPROVAL_THRESHOLD = 2
+    call_command("pipeline", "replay", "--lake", lake, "--origin", "orders", "--reason", "INC-5", "--actor", "olga")
+    assert "waits for a second person's approval" in capsys.readouterr().out
+    job = Job.objects.get(kind="archive_replay")
+    assert (job.status, job.done) == ("awaiting_approval", 0)
+
+
+def test_an_archive_replay_outside_the_requesters_scope_is_refused(lake, archived, operator):
+    orders, billing = archived
+    RoleScope.objects.create(user=operator, place=billing)
+    with pytest.raises(JobError, match="outside what you may act on"):
+        request_job("archive_replay", actor=operator, reason="INC-5", lake=lake, origin="orders")
+    with pytest.raises(CommandError, match="outside what you may act on"):
+        call_command("pipeline", "replay", "--lake", lake, "--since", "2000-01-01", "--reason", "all of it",
+                     "--actor", "olga")
+    assert not Job.objects.filter(kind="archive_replay").exists()
+    assert request_job("archive_replay", actor=operator, reason="INC-5", lake=lake, origin="billing").total == 2
