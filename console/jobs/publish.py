@@ -225,6 +225,12 @@ def _json(value) -> dict:
     return json.loads(value) if isinstance(value, (str, bytes)) else (value or {})
 
 
+def _action(target: str) -> str:
+    """What the audit calls publishing a letter: a move to a chosen queue, else a replay (an
+    edited copy's included)."""
+    return "move" if target else "replay"
+
+
 def _destination(target: str, letter: Flying) -> str:
     return target or letter.origin_queue
 
@@ -258,14 +264,14 @@ def _record_outcome(job: Job, target: str, flight: Flight, results, places: Plac
             )
             for place_id, letters in _by_place(confirmed).items():
                 destinations = sorted({_destination(target, letter) for letter in letters})
-                audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
+                audit.record(_action(target), actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                              place=places.get(place_id), target=", ".join(destinations)[:500],
                              letter_ids=[letter.id for letter in letters], outcome="confirmed")
         if refused:
             _back_to_held(job, list(refused))
             for place_id, letters in _by_place([by_id[i] for i in refused if i in by_id]).items():
                 errors = sorted({refused[letter.id] for letter in letters})
-                audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
+                audit.record(_action(target), actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                              place=places.get(place_id), letter_ids=[letter.id for letter in letters],
                              outcome="refused", details={"errors": errors[:20]})
             row = Job.objects.select_for_update().get(pk=job.pk)

@@ -41,21 +41,22 @@ def test_an_archive_replay_over_the_threshold_waits_for_approval(settings, lake,
     assert (small.status, small.total) == ("queued", 2)
 
 
-def test_the_command_says_the_replay_waits_and_does_not_run_it(settings, lake, archived, operator, capsys):
+def test_the_command_says_the_replay_waits_and_does_not_run_it(settings, lake, archived, admin, capsys):
     settings.DLO_APPROVAL_THRESHOLD = 2
-    call_command("pipeline", "replay", "--lake", lake, "--origin", "orders", "--reason", "INC-5", "--actor", "olga")
+    call_command("pipeline", "replay", "--lake", lake, "--origin", "orders", "--reason", "INC-5", "--actor", "ada")
     assert "waits for a second person's approval" in capsys.readouterr().out
     job = Job.objects.get(kind="archive_replay")
     assert (job.status, job.done) == ("awaiting_approval", 0)
 
 
-def test_an_archive_replay_outside_the_requesters_scope_is_refused(lake, archived, operator):
+def test_an_archive_replay_outside_the_requesters_scope_is_refused(lake, archived, operator, admin):
     orders, billing = archived
     RoleScope.objects.create(user=operator, place=billing)
+    RoleScope.objects.create(user=admin, place=billing)
     with pytest.raises(JobError, match="outside what you may act on"):
         request_job("archive_replay", actor=operator, reason="INC-5", lake=lake, origin="orders")
     with pytest.raises(CommandError, match="outside what you may act on"):
         call_command("pipeline", "replay", "--lake", lake, "--since", "2000-01-01", "--reason", "all of it",
-                     "--actor", "olga")
+                     "--actor", "ada")
     assert not Job.objects.filter(kind="archive_replay").exists()
     assert request_job("archive_replay", actor=operator, reason="INC-5", lake=lake, origin="billing").total == 2

@@ -129,7 +129,7 @@ def test_a_job_resumed_after_its_worker_died_follows_its_own_shovel(kit, dead_qu
     job = request_job("shovel", place=place, target=target, actor=operator, reason="move")
     # The first worker counted, asked the broker for the shovel, and died.
     job = claim(job.pk)
-    assert ShovelRun(job, place, adapter).begin()
+    assert ShovelRun(job, place, adapter, target).begin()
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
 
     assert run_job(job.pk) == "succeeded"
@@ -189,7 +189,7 @@ def test_cancelling_removes_the_shovel_and_says_how_many_moved(kit, dead_queue, 
     target = kit.queue(kit.name("returns-manual"))
     job = request_job("shovel", place=place, target=target, actor=operator, reason="move")
     job = claim(job.pk)
-    assert ShovelRun(job, place, adapter).begin()
+    assert ShovelRun(job, place, adapter, target).begin()
     do_cancel_job(job, actor=operator, reason="wrong target")  # while it runs: a request to stop
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
 
