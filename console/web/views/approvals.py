@@ -12,6 +12,7 @@ from django.db.models.functions import Substr
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from console.access.scope import visible
 from console.models import DeadLetter, Job
 from console.services.approvals import ApprovalError, do_approve, do_refuse, is_requester
 from console.services.jobs import JobError, preview_frozen
@@ -44,8 +45,8 @@ def approval_context(request, job: Job) -> dict:
 @login_required
 def approval_list(request):
     """Jobs waiting for approval, oldest first (the first to expire)."""
-    jobs = list(Job.objects.filter(status=Job.Status.AWAITING_APPROVAL).select_related("place", "place__broker")
-                .order_by("expires_at", "id")[:500])
+    waiting = Job.objects.filter(status=Job.Status.AWAITING_APPROVAL).select_related("place", "place__broker")
+    jobs = list(visible(request.user, waiting).order_by("expires_at", "id")[:500])
     for job in jobs:
         job.may_decide = not is_requester(job, request.user)
     return render(request, "web/approvals.html", {"jobs": jobs})

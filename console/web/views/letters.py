@@ -51,8 +51,8 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
         "edited_from": (letter.envelope_details or {}).get("edited_from"),
         "edited_copies": [r for r in returns if (r.envelope_details or {}).get("edited_from") == letter.pk],
         "returns": [r for r in returns if (r.envelope_details or {}).get("edited_from") != letter.pk],
-        "events": mask_events(request.user, AuditEvent.objects.filter(letter_ids__contains=[letter.pk])
-                              .order_by("-id")[:200]),
+        "events": mask_events(request.user, visible(request.user, AuditEvent.objects.filter(
+            letter_ids__contains=[letter.pk])).order_by("-id")[:200]),
         "edit_form": edit_form,
         "edit_open": edit_form is not None and edit_form.is_bound,
         "edit_limit": EDITABLE_BODY_BYTES,
@@ -102,7 +102,7 @@ def letter_list(request):
     """Letters named by id (``?ids=1,2,3``) or by an audit event (``?event=7``), in keyset pages."""
     event = None
     if request.GET.get("event", "").isdigit():
-        event = get_object_or_404(AuditEvent, pk=int(request.GET["event"]))
+        event = get_object_or_404(visible(request.user, AuditEvent.objects.all()), pk=int(request.GET["event"]))
         letters = DeadLetter.objects.filter(id__in=event.letter_ids)
     else:
         letters = DeadLetter.objects.filter(id__in=_ids(request.GET.get("ids", "")))
