@@ -11,6 +11,7 @@ from console.models.signin import SignInFailure
 from console.models.redaction import RedactionRule
 
 __all__ = [
-    "AuditEvent", "AuditEventPlace", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "Job",
+    "AuditEvent", "AuditEventPlace", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory",
+    "Job",
     "LakeWatermark", "LetterSearch", "LetterState", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope",
 ]

@@ -100,11 +100,13 @@ def test_a_user_whose_only_place_was_removed_reads_no_audit_at_all(places_a_and_
 
 
 def test_what_an_event_concerns_is_append_only(places_a_and_b):
+    """Moving an event of B to A (or dropping its row) would show it to a user limited to A."""
     from console.models import AuditEventPlace
 
     concern = AuditEventPlace.objects.filter(place_id=places_a_and_b.b.pk).first()
-    for statement in ("UPDATE console_auditeventplace SET place_id = %s WHERE id = %s",
-                      "DELETE FROM console_auditeventplace WHERE id = %s AND %s IS NOT NULL"):
+    for statement, params in (("UPDATE console_auditeventplace SET place_id = %s WHERE id = %s",
+                               [places_a_and_b.a.pk, concern.pk]),
+                              ("DELETE FROM console_auditeventplace WHERE id = %s", [concern.pk])):
         with pytest.raises(DatabaseError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(statement, [places_a_and_b.a.pk, concern.pk] if "UPDATE" in statement
-                           else [concern.pk, 1])
+            cursor.execute(statement, params)
+    assert AuditEventPlace.objects.get(pk=concern.pk).place_id == places_a_and_b.b.pk
