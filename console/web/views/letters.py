@@ -40,7 +40,8 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
     shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction)
     if edit_form is None and editable(letter) and has(request.user, ACT):
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers))
-    returns = list(letter.returns.select_related("last_job").order_by("id"))
+    # A return may have died in another place (after a move): shown only where the user may look.
+    returns = list(visible(request.user, letter.returns.select_related("last_job")).order_by("id"))
     context = {
         "letter": letter,
         "headers": value_rows(shown.headers),
