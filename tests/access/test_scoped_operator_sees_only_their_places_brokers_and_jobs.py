@@ -50,3 +50,16 @@ def test_discovery_answers_with_the_places_the_user_may_see(places_a_and_b, sign
     found = signed_in_as(places_a_and_b.otto).post(f"/api/brokers/{places_a_and_b.a.broker.pk}/discover/")
     assert found.status_code == 200 and [p["name"] for p in found.json()] == ["orders.dlq"]
     shows_nothing_of_b(found.content.decode())
+
+
+def test_a_jobs_page_counts_letters_arrived_since_only_in_the_users_places(places_a_and_b, people, signed_in_as):
+    """otto's job by filter (origin "orders", held in A alone when he asked); then a letter of
+    that origin dies in B: his job page does not count it, the admin's does."""
+    from tests.web.factory import store_letter
+
+    job = do_letters_job("mark_failed", actor=places_a_and_b.otto, reason="orders timed out",
+                         filter={"origin": "orders"})
+    store_letter(places_a_and_b.b, b"{}", origin="orders")
+    assert "1 matching letter arrived since" in signed_in_as(people["admin"]).get(f"/jobs/{job.pk}/").content.decode()
+    page = signed_in_as(places_a_and_b.otto).get(f"/jobs/{job.pk}/").content.decode()
+    assert "arrived since" not in page

@@ -161,7 +161,8 @@ def arrived_since_preview(request):
     if payload is None:
         return render(request, "web/partials/arrived_since.html", {"arrived": None})
     return render(request, "web/partials/arrived_since.html",
-                  {"arrived": arrived_since(payload["selection"]), "token": request.GET["token"]})
+                  {"arrived": arrived_since(payload["selection"], visible(request.user, DeadLetter.objects.all())),
+                   "token": request.GET["token"]})
 
 
 def _render_preview(request, place, action, target, selection, confirm, token):
