@@ -11,7 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db.models import Q, QuerySet
+
 from console.access.scope import OutOfScope, scope_of
+
+
+def guard_letters(actor, letters: QuerySet) -> None:
+    """Refuse a selection (e.g. one being previewed) that holds any letter outside the actor's scope."""
+    scope = scope_of(actor)
+    if scope.unlimited:
+        return
+    outside = letters.exclude(Q(broker_id__in=scope.brokers) | Q(place_id__in=scope.places))
+    if outside.exists():
+        raise OutOfScope(f"{outside.count()} of the letters are outside what you may act on")
 
 
 def guard_places(actor, place_ids: Iterable[int]) -> None:

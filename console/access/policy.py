@@ -50,7 +50,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "place-capture": ACT,
     # A whole place moved by the broker (RabbitMQ's shovel): a move, so operators may ask for it.
     "place-shovel": ACT,
-    # Purge is refused to non-admins by the job service itself (console.access.scope.guard_job).
+    # Purge is refused to non-admins by the one door of every job (console.jobs.requests).
     "action-preview": ACT,
     "action-confirm": ACT,
     "action-arrived": ACT,

@@ -6,7 +6,6 @@ Superusers hold every permission (Django's ModelBackend), so they are admins.
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
 
 APP = "console"
 
@@ -81,22 +80,16 @@ def role_of(user) -> str:
     return ""
 
 
-@transaction.atomic
-def do_grant_role(user, role: str, *, actor, reason: str = "") -> None:
-    """Make ``role`` the user's one role (the other role groups are taken away); audited.
+def limits_of(user) -> list[str]:
+    """What the user is limited to, as people read it (removed brokers and places included);
+    [] for a user without limits."""
+    from console.models import RoleScope
 
-    ``role`` "" takes every role away.
-    """
-    from console.services import audit
-
-    before = role_of(user)
-    set_role(user, role)
-    audit.record("grant_role", actor=actor, reason=reason, target=user.get_username(),
-                 details={"before": before, "after": role})
+    return [row.label for row in RoleScope.objects.filter(user=user).select_related("broker", "place").order_by("id")]
 
 
 def set_role(user, role: str) -> None:
-    """Give ``user`` exactly the role ``role`` ("" for none), unaudited: for do_grant_role and
+    """Give ``user`` exactly the role ``role`` ("" for none), unaudited: for console.services.roles and
     for setting up tests."""
     from django.contrib.auth.models import Group
 

@@ -1,16 +1,24 @@
 """Scopes: a user with RoleScope rows sees and acts only on those brokers and places.
 
-One helper narrows any queryset of brokers, places, letters or jobs (``visible``); one checks
-the objects a URL names (``allows_url``); one guards job creation (``guard_job``).
+One helper narrows any queryset the console reads (``visible``: brokers, places, letters,
+jobs, audit events, failure group history); one checks the objects a URL names
+(``allows_url``). Requests for jobs are guarded by console.access.guards.
+
+Scopes fail closed. A user with rows is limited even when the broker or place of every row has
+been removed (the rows stay, empty: console.models.access.RoleScope). What a limited user
+reads must concern only what they are allowed, not merely touch it: an audit event or a job
+over letters of an allowed place and another one is hidden, since it would show the other's
+name, letters or log; an event about a broker as a whole (added, changed, discovered) is seen
+by users limited to that broker, not by those limited to some of its places; an event that
+names no broker or place (role grants, redaction rules, tokens) is seen only without limits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from console.access.roles import PURGE, has
 
 
 class OutOfScope(PermissionError):
@@ -38,7 +46,10 @@ UNLIMITED = Scope(None, None)
 
 
 def scope_of(user) -> Scope:
-    """The scope of a user; string actors (scripts, commands without --actor) are unlimited."""
+    """The scope of a user; string actors (scripts, commands without --actor) are unlimited.
+
+    Any RoleScope row limits the user, even one whose broker or place was removed since:
+    it then allows nothing (fail closed)."""
     from console.models import RoleScope
 
     if isinstance(user, str) or user is None or not user.is_authenticated or user.is_superuser:
@@ -52,27 +63,50 @@ def scope_of(user) -> Scope:
     return scope
 
 
-def _lookups(model) -> tuple[str, str]:
-    """(broker id lookup, place id lookup) of a model the console scopes."""
-    from console.models import Broker, DeadLetter, DeadPlace, Job
+def _within(scope: Scope, broker: str, place: str) -> Q:
+    """Rows whose broker or place, reached by these lookups, the scope allows."""
+    return Q(**{f"{broker}__in": scope.brokers}) | Q(**{f"{place}__in": scope.places})
 
-    return {
-        Broker: ("pk", "places__pk"),
-        DeadPlace: ("broker_id", "pk"),
-        DeadLetter: ("broker_id", "place_id"),
-        Job: ("place__broker_id", "place_id"),
-    }[model]
+
+def _all_within(scope: Scope, concerns: QuerySet) -> Q:
+    """Rows whose concerns (AuditEventPlace rows, correlated by OuterRef) exist and all lie in
+    the scope: one concern outside, or none at all, hides the row (fail closed)."""
+    return Q(Exists(concerns)) & ~Q(Exists(concerns.exclude(_within(scope, "broker_id", "place_id"))))
+
+
+def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
+    from console.models import AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, FailureGroupHistory, Job
+
+    model = queryset.model
+    if model is Broker:
+        # A broker with several allowed places would be listed once per place.
+        return queryset.filter(_within(scope, "pk", "places__pk")).distinct()
+    if model is DeadPlace:
+        return queryset.filter(_within(scope, "broker_id", "pk"))
+    if model is DeadLetter:
+        return queryset.filter(_within(scope, "broker_id", "place_id"))
+    if model is Job:
+        # A job over letters of several places has no place: what its audit events concern
+        # says where it acts (console.services.audit.job_concerns).
+        acts = AuditEventPlace.objects.filter(event__job_id=OuterRef("pk"))
+        return queryset.filter(_within(scope, "place__broker_id", "place_id")
+                               | Q(place__isnull=True) & _all_within(scope, acts))
+    if model is AuditEvent:
+        return queryset.filter(_all_within(scope, AuditEventPlace.objects.filter(event=OuterRef("pk"))))
+    if model is FailureGroupHistory:
+        # The pipeline counts each group over every place at once: there is no part of it a
+        # limited user could be shown without the others' counts, origins and brokers.
+        return queryset.none()
+    raise TypeError(f"no scope is defined for {model.__name__}: add it to console.access.scope")
 
 
 def visible(user, queryset: QuerySet) -> QuerySet:
-    """``queryset`` (of brokers, places, letters or jobs) narrowed to what ``user`` may see."""
+    """``queryset`` narrowed to what ``user`` may see: brokers, places, letters, jobs, audit
+    events or failure group history."""
     scope = scope_of(user)
     if scope.unlimited:
         return queryset
-    broker, place = _lookups(queryset.model)
-    narrowed = queryset.filter(Q(**{f"{broker}__in": scope.brokers}) | Q(**{f"{place}__in": scope.places}))
-    # A broker with several allowed places would be listed once per place.
-    return narrowed.distinct() if place.startswith("places__") else narrowed
+    return _narrowed(scope, queryset)
 
 
 #: URL keyword -> the model whose row it names.
@@ -95,27 +129,3 @@ def allows_url(user, kwargs: dict) -> bool:
             if rows.exists() and not visible(user, rows).exists():
                 return False
     return True
-
-
-def guard_place(actor, place) -> None:
-    """Refuse to act on a place out of the actor's scope."""
-    if not scope_of(actor).allows(place.broker_id, place.pk):
-        raise OutOfScope(f"{place} is outside what you may act on")
-
-
-def guard_job(actor, kind: str, letters: QuerySet) -> None:
-    """Refuse a letters job the actor may not start: a purge without the purge permission, or
-    any letter outside the actor's scope."""
-    if kind == "purge" and not has(actor, PURGE):
-        raise OutOfScope("purging letters needs the admin role")
-    guard_letters(actor, letters)
-
-
-def guard_letters(actor, letters: QuerySet) -> None:
-    """Refuse a selection that holds any letter outside the actor's scope."""
-    scope = scope_of(actor)
-    if scope.unlimited:
-        return
-    outside = letters.exclude(Q(broker_id__in=scope.brokers) | Q(place_id__in=scope.places))
-    if outside.exists():
-        raise OutOfScope(f"{outside.count()} of the letters are outside what you may act on")

@@ -10,6 +10,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
 from console.api.keyset import NewestFirstPagination
@@ -40,9 +41,11 @@ class RefuseSerializer(serializers.Serializer):
 class ApprovalList(generics.ListAPIView):
     """Jobs waiting for a second person's approval, newest first."""
 
-    queryset = Job.objects.filter(status=Job.Status.AWAITING_APPROVAL)
     serializer_class = ApprovalJobSerializer
     pagination_class = NewestFirstPagination
+
+    def get_queryset(self):
+        return visible(self.request.user, Job.objects.filter(status=Job.Status.AWAITING_APPROVAL))
 
 
 class JobApprove(APIView):

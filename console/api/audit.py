@@ -10,6 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.scope import visible
 from console.access.serializers import RedactedEventMixin
 from console.api.keyset import NewestFirstPagination
 from console.models import AuditEvent
@@ -59,9 +60,8 @@ def _moment(params, name: str):
     return moment
 
 
-def filter_events(params) -> QuerySet:
-    """Audit events matching the query parameters the list accepts."""
-    events = AuditEvent.objects.all()
+def filter_events(events: QuerySet, params) -> QuerySet:
+    """``events`` narrowed by the query parameters the list accepts."""
     for param, field in (("actor", "actor_name"), ("action", "action"), ("place", "place_name")):
         if params.get(param):
             events = events.filter(**{field: params[param]})
@@ -95,7 +95,7 @@ class AuditList(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet:
-        return filter_events(self.request.query_params)
+        return filter_events(visible(self.request.user, AuditEvent.objects.all()), self.request.query_params)
 
 
 class AuditVerify(APIView):

@@ -137,5 +137,5 @@ class BrokerDiscover(APIView):
             places = do_discover(broker, actor=request.user)
         except BrokerError as exc:
             return broker_failed(exc)
-        found = places_with_custody().filter(pk__in=[p.pk for p in places])
+        found = visible(request.user, places_with_custody().filter(pk__in=[p.pk for p in places]))
         return Response(PlaceSerializer(found, many=True).data)

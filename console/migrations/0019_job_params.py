@@ -34,7 +34,7 @@ UPDATE console_job SET
 
 
 class Migration(migrations.Migration):
-    dependencies = [("console", "0017_letter_search_text_prefix")]
+    dependencies = [("console", "0018_scope_on_every_read")]
 
     operations = [
         migrations.AddField(model_name="job", name="params",

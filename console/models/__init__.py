@@ -1,7 +1,7 @@
 """The domain: brokers, dead places, dead letters, jobs and the audit chain."""
 
 from console.models.access import RoleScope
-from console.models.audit import AuditEvent
+from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.broker import Broker
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
@@ -11,6 +11,7 @@ from console.models.signin import SignInFailure
 from console.models.redaction import RedactionRule
 
 __all__ = [
-    "AuditEvent", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "Job",
+    "AuditEvent", "AuditEventPlace", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory",
+    "Job",
     "LakeWatermark", "LetterSearch", "LetterState", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope",
 ]

@@ -12,13 +12,20 @@ class RoleScope(models.Model):
 
     A user with no scope rows sees and acts on everything their role allows; with some, only
     on the brokers and places named (a place row allows that place on its own).
+
+    Scopes fail closed: removing the broker or place a row names empties the row instead of
+    deleting it (``SET_NULL``), so the user stays limited, now to nothing there, rather than
+    becoming unlimited for want of rows. ``named`` keeps what the row was about, for the roles
+    page and ``manage.py roles``. Only ``manage.py grant_role --clear-limits`` lifts the limits.
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="scopes")
-    broker = models.ForeignKey("console.Broker", null=True, blank=True, on_delete=models.CASCADE,
+    broker = models.ForeignKey("console.Broker", null=True, blank=True, on_delete=models.SET_NULL,
                                related_name="+")
-    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.CASCADE,
+    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="+")
+    named = models.CharField(max_length=700, blank=True,
+                             help_text="The broker or place as it was called when the limit was set")
 
     class Meta:
         # The role permissions live here, on the model about access; console.access.roles
@@ -32,10 +39,18 @@ class RoleScope(models.Model):
             ("manage_users", "Grant roles and scopes"),
             ("manage_redaction", "Change the redaction rules"),
         ]
-        constraints = [
-            models.CheckConstraint(condition=models.Q(broker__isnull=False) | models.Q(place__isnull=False),
-                                   name="rolescope_names_broker_or_place"),
-        ]
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.named and (self.place_id or self.broker_id):
+            self.named = str(self.place or self.broker)
+        super().save(*args, **kwargs)
+
+    @property
+    def label(self) -> str:
+        """What the row limits to, or what it did before that broker or place was removed."""
+        if self.place_id or self.broker_id:
+            return str(self.place or self.broker)
+        return f"{self.named or 'a broker or place'} (removed: allows nothing)"
 
     def __str__(self) -> str:
-        return f"{self.user} limited to {self.place or self.broker}"
+        return f"{self.user} limited to {self.label}"

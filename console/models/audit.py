@@ -63,3 +63,29 @@ class AuditEvent(models.Model):
     def compute_hash(self) -> str:
         canonical = json.dumps(self.content(), sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256((self.prev_hash + canonical).encode()).hexdigest()
+
+
+class AuditEventPlace(models.Model):
+    """One broker or dead place an audit event concerns, by id: what scoped reads go by.
+
+    The event's ``broker_name`` and ``place_name`` are for people, and a name can be given
+    again to another broker or place; ids are never reused. These rows sit beside the event,
+    not in it, so the hash chain (``AuditEvent.content``) and the append-only event rows are
+    as they were, and existing events got theirs by inserts alone (migration 0018).
+
+    ``place_id`` None: the event concerns the broker as a whole (added, changed, discovered,
+    retention by origin). An event with no row concerns no broker or place (role grants,
+    redaction rules, tokens): only users without limits see it. Plain ids, not foreign keys:
+    removing a broker or place must not remove what the audit says about it. Append-only, like
+    the events. The event link has no database constraint: PostgreSQL's foreign key triggers on
+    the audit table would queue work on every change to it and so refuse an ALTER TABLE there
+    in the same transaction (switching its guard triggers off, as verify_audit's tests do);
+    record() writes these rows with their event.
+    """
+
+    event = models.ForeignKey(AuditEvent, on_delete=models.DO_NOTHING, related_name="places", db_constraint=False)
+    broker_id = models.BigIntegerField()
+    place_id = models.BigIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"event {self.event_id}: broker {self.broker_id} place {self.place_id or 'all'}"

@@ -11,7 +11,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from console.context import source_ip
-from console.models import AuditEvent
+from console.models import AuditEvent, AuditEventPlace, DeadLetter, DeadPlace, Job
+from console.services.selection import SelectionError, resolve
 
 GENESIS = "0" * 64
 _CHAIN_LOCK = 0x444C4F41  # any constant: serialises writers of the chain until they commit
@@ -72,7 +73,59 @@ def record(
     )
     event.hash = event.compute_hash()
     event.save(force_insert=True)
+    AuditEventPlace.objects.bulk_create(
+        AuditEventPlace(event=event, broker_id=broker_id, place_id=place_id)
+        for broker_id, place_id in sorted(concerns(broker=broker, place=place, job=job, letter_ids=ids),
+                                          key=lambda pair: (pair[0], pair[1] or 0))
+    )
     return event
+
+
+#: (broker id, place id or None for the whole broker)
+Concern = tuple[int, int | None]
+
+
+def concerns(*, broker=None, place=None, job=None, letter_ids: Iterable[int] = ()) -> set[Concern]:
+    """The brokers and places an event concerns, by id, which is what scoped reads go by
+    (console.access.scope.visible): the place it names; else the places of the letters it
+    names; else its job's; else the broker it names, as a whole; else nothing, and only users
+    without limits see it."""
+    if place is not None:
+        return {(place.broker_id, place.pk)}
+    ids = list(letter_ids)
+    if ids:
+        found = set(DeadLetter.objects.filter(id__in=ids).order_by().values_list("broker_id", "place_id").distinct())
+        if found:
+            return found
+    if job is not None:
+        found = job_concerns(job)
+        if found:
+            return found
+    if broker is not None:
+        return {(broker.pk, None)}
+    return set()
+
+
+def job_concerns(job) -> set[Concern]:
+    """Where a job acts: its place; else the places its request counted; else (a job asked
+    for before those were kept) where its earlier events said it acts, or the places of the
+    letters its selection names."""
+    job = job if isinstance(job, Job) else Job.objects.filter(pk=job).first()
+    if job is None:
+        return set()
+    if job.place_id is not None:
+        return {(job.place.broker_id, job.place_id)}
+    if job.per_place:  # what the job's request counted, per place (console.jobs.requests)
+        return set(DeadPlace.objects.filter(pk__in=[int(pk) for pk in job.per_place]).values_list("broker_id", "pk"))
+    earlier = set(AuditEventPlace.objects.filter(event__job_id=job.pk).order_by()
+                  .values_list("broker_id", "place_id").distinct())
+    if earlier:
+        return earlier
+    try:
+        letters = resolve(getattr(job, "selection", None) or {})
+    except SelectionError:
+        return set()  # not a selection of letters in custody (an archive replay): concerns no place
+    return set(letters.order_by().values_list("broker_id", "place_id").distinct())
 
 
 @dataclass

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, QuerySet
 from django.db.models.functions import TruncDay
 from django.utils import timezone
 
@@ -38,8 +38,10 @@ class FailureGroup:
     sample_id: int
 
 
-def failure_groups(params: dict[str, Any], *, limit: int = 100) -> list[FailureGroup]:
-    """The largest failure groups among the letters matching ``params`` (biggest first).
+def failure_groups(params: dict[str, Any], *, letters: QuerySet | None = None, limit: int = 100) -> list[FailureGroup]:
+    """The largest failure groups among the letters matching ``params`` (biggest first), of
+    ``letters`` if given (what a user may see: their counts, origins, places and samples then
+    come from those letters alone).
 
     Letters without a fingerprint form the group ``""``. The sample is the group's oldest
     letter (lowest id), read in one more query for all groups at once.
@@ -51,7 +53,7 @@ def failure_groups(params: dict[str, Any], *, limit: int = 100) -> list[FailureG
     1,000,000 (benchmarks/scale.py).
     """
     parts = (
-        filter_letters(params)
+        filter_letters(params, letters)
         .order_by()
         .values("fingerprint", "origin_queue", "place_id")
         .annotate(letters=Count("id"), first_seen=Min("captured_at"), last_seen=Max("captured_at"),
@@ -98,14 +100,14 @@ def failure_groups(params: dict[str, Any], *, limit: int = 100) -> list[FailureG
 
 
 def daily_counts(
-    params: dict[str, Any], fingerprints: list[str], *, days: int = 30
+    params: dict[str, Any], fingerprints: list[str], *, letters: QuerySet | None = None, days: int = 30
 ) -> dict[str, list[tuple[datetime, int]]]:
-    """Letters captured per day for each of ``fingerprints`` over the last ``days`` days:
+    """Letters (of ``letters`` if given) captured per day for each of ``fingerprints`` over the last ``days`` days:
     every day from the first to the last with letters is there, 0 when a group had none (so a
     line does not skip a quiet day)."""
     since = timezone.now() - timedelta(days=days)
     rows = (
-        filter_letters(params)
+        filter_letters(params, letters)
         .filter(fingerprint__in=fingerprints, captured_at__gte=since)
         .order_by()
         .annotate(day=TruncDay("captured_at"))

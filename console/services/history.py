@@ -9,15 +9,18 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
+from django.db.models import QuerySet
+
 from django.utils import timezone
 
 from console.models import FailureGroupDay, FailureGroupHistory
 
 
-def history_groups(*, limit: int = 50, days: int = 30, fingerprint: str | None = None,
-                   today: date | None = None) -> list[dict[str, Any]]:
-    """The largest groups (or one, by fingerprint), each with ``trend``: [(day, count), ...]."""
-    groups = FailureGroupHistory.objects.all()
+def history_groups(*, groups: QuerySet | None = None, limit: int = 50, days: int = 30,
+                   fingerprint: str | None = None, today: date | None = None) -> list[dict[str, Any]]:
+    """The largest groups (or one, by fingerprint) of ``groups`` (default: all; a page passes
+    what its user may see), each with ``trend``: [(day, count), ...]."""
+    groups = FailureGroupHistory.objects.all() if groups is None else groups
     if fingerprint:
         groups = groups.filter(fingerprint=fingerprint)
     groups = list(groups.order_by("-count", "fingerprint")[:limit])

@@ -8,8 +8,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from console.access.scope import OutOfScope, guard_letters
-from console.models import DeadPlace
+from console.access.guards import guard_letters
+from console.access.scope import OutOfScope, visible
+from console.models import DeadLetter, DeadPlace
 from console.services.audit import Actor
 from console.services.selection import SelectionError, arrived_since, clean_filter, freeze, resolve
 
@@ -30,16 +31,17 @@ def preview(*, actor: Actor, ids: list[int] | None = None, filter: dict[str, Any
         guard_letters(actor, resolve(selection))
     except (SelectionError, OutOfScope) as exc:
         raise JobError(str(exc)) from None
-    return preview_frozen(selection, sample=sample)
+    return preview_frozen(selection, reader=actor, sample=sample)
 
 
-def preview_frozen(selection: dict[str, Any], *, sample: int = 5) -> dict:
+def preview_frozen(selection: dict[str, Any], *, reader: Actor, sample: int = 5) -> dict:
     """:func:`preview` of a selection frozen earlier: the same letters whenever it is asked.
 
     ``by_origin`` counts letters per broker and origin queue (most first, at most
     PREVIEW_ORIGINS of them; ``other_origins`` counts the letters of the rest);
     ``sample`` holds the ids of the first few letters; ``arrived_since`` counts matching
-    letters newer than the frozen selection, which a job on it leaves alone.
+    letters newer than the frozen selection, which a job on it leaves alone, among those the
+    ``reader`` may see.
     """
     try:
         selection = checked_frozen(selection)
@@ -53,7 +55,7 @@ def preview_frozen(selection: dict[str, Any], *, sample: int = 5) -> dict:
         "by_origin": by_origin,
         "other_origins": count - sum(row["count"] for row in by_origin),
         "sample": list(letters.order_by("id").values_list("id", flat=True)[:sample]),
-        "arrived_since": arrived_since(selection),
+        "arrived_since": arrived_since(selection, visible(reader, DeadLetter.objects.all())),
     }
 
 

@@ -152,8 +152,9 @@ def resolve(selection: dict[str, Any]) -> QuerySet:
     raise SelectionError("a selection holds ids or a filter")
 
 
-def arrived_since(selection: dict[str, Any]) -> int:
-    """Letters matching a frozen filter that arrived after it was frozen."""
+def arrived_since(selection: dict[str, Any], letters: QuerySet | None = None) -> int:
+    """Letters (of ``letters`` if given: what the reader may see) matching a frozen filter
+    that arrived after it was frozen."""
     if "filter" not in selection:
         return 0
-    return filter_letters(selection["filter"]).filter(id__gt=selection.get("max_id", 0)).count()
+    return filter_letters(selection["filter"], letters).filter(id__gt=selection.get("max_id", 0)).count()

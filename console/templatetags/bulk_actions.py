@@ -21,7 +21,7 @@ def bulk_action_form(context, place: DeadPlace) -> BulkActionForm:
     return BulkActionForm(allowed_actions=offered_actions(place, context["request"].user))
 
 
-@register.simple_tag
-def bulk_move_targets(place: DeadPlace) -> list[str]:
-    """Queue names suggested for a move from this place."""
-    return move_targets(place)
+@register.simple_tag(takes_context=True)
+def bulk_move_targets(context, place: DeadPlace) -> list[str]:
+    """Queue names suggested for a move from this place, from what the user may see."""
+    return move_targets(place, context["request"].user)

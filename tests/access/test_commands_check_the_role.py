@@ -64,5 +64,5 @@ def test_an_admin_grants_roles_and_scopes_audited_and_an_operator_may_not(memory
     granted = AuditEvent.objects.get(action="grant_role")
     assert (granted.actor_name, granted.target, granted.details) == ("ada", "vera", {"before": "viewer",
                                                                                      "after": "operator"})
-    assert AuditEvent.objects.get(action="grant_scope").details == {"brokers": ["mem"], "places": []}
+    assert AuditEvent.objects.get(action="grant_scope").details == {"brokers": ["mem"], "places": [], "before": []}
     assert "vera: operator  limited to mem" in _run("roles", "--actor", "ada")

@@ -1,5 +1,7 @@
 """Every URL of the console, asked by anonymous, viewer, operator and admin, answers as the
-policy table (console.access.policy) allows; a URL nobody classified fails this test."""
+policy table (console.access.policy) allows; a URL nobody classified fails this test. Asked by
+each role limited to another place, a URL naming an object outside answers 404 and the others
+answer as allowed, naming nothing outside."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from console.access import policy
 from console.access.roles import ROLES as PERMISSIONS_OF
-from console.brokers.memory.adapter import Message
-from console.models import Job, RedactionRule
+from console.brokers.memory.adapter import MemoryBroker, Message
 from console.jobs.requests import request_job
+from console.models import Job, RedactionRule, RoleScope
+from console.services.brokers import do_add_broker
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.web.factory import memory_place, store_letter
@@ -57,6 +60,29 @@ def ids(memory_broker, people, operator) -> dict[str, int]:
     rule = do_set_redaction_rule(actor="tests", kind="header", pattern="authorization")
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
             "rule_id": rule.pk, "user_id": operator.pk}
+
+
+#: URL keywords naming a broker, place, letter or job: the objects a scope limits.
+SCOPED_KEYWORDS = ("broker_id", "place_id", "letter_id", "job_id")
+#: What the objects of ``ids`` show: the place's name, its letter's body.
+INSIDE_IDS = ("orders.dlq", '{"order": 1}', "&quot;order&quot;: 1")
+
+
+@pytest.fixture
+def limited_elsewhere(people):
+    """vera, otto and ada, each limited to a place on another broker: every object of ``ids``
+    lies outside their scope."""
+    MemoryBroker.instances.pop("other", None)
+    other = do_add_broker(actor="tests", name="other", kind="memory", url="memory://other")
+    place = memory_place((MemoryBroker.named("other"), other), origin="elsewhere")
+    RoleScope.objects.bulk_create([RoleScope(user=user, place=place) for user in people.values()])
+    yield place
+    MemoryBroker.instances.pop("other", None)
+
+
+def body_text(response) -> str:
+    content = b"".join(response.streaming_content) if response.streaming else response.content
+    return content.decode(errors="replace")
 
 
 def allowed(role: str, needed: list[str]) -> bool:
@@ -104,6 +130,32 @@ def test_every_url_answers_each_role_as_the_policy_allows(method, ids, people, s
                     assert response["Content-Type"] == "application/json", (role, method, url)
                 else:
                     assert b"Your role does not allow this." in response.content, (role, method, url)
+            checked += 1
+    assert checked >= 3 * len(policy.URL_PERMISSIONS)
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_every_url_answers_a_user_limited_to_another_place_as_if_the_objects_did_not_exist(
+        method, ids, people, limited_elsewhere, signed_in_as):
+    checked = 0
+    for name, route in every_url():
+        url = filled(route, ids)
+        needed = policy.required(name, method.upper())
+        names_scoped_object = any(f"<int:{keyword}>" in route for keyword in SCOPED_KEYWORDS)
+        for role in ROLES:
+            response = getattr(signed_in_as(people[role]), method)(url)
+            status = response.status_code
+            if needed == [policy.PUBLIC]:
+                assert status < 500 and status not in (401, 403), (role, method, url, status)
+            elif not allowed(role, needed):
+                assert status == 403, (role, method, url, status)
+            elif names_scoped_object:
+                assert status == 404, (role, method, url, status)
+            else:
+                assert status < 500 and status not in (401, 403), (role, method, url, status)
+                if method == "get":
+                    text = body_text(response)
+                    assert not [shown for shown in INSIDE_IDS if shown in text], (role, url)
             checked += 1
     assert checked >= 3 * len(policy.URL_PERMISSIONS)
 

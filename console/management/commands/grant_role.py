@@ -1,5 +1,9 @@
-"""manage.py grant_role USER ROLE [--broker NAME ...] [--place BROKER:PLACE ...]: give a user
-their role (viewer, operator, admin, or none), optionally limited to brokers or places; audited."""
+"""manage.py grant_role USER ROLE [--broker NAME ...] [--place BROKER:PLACE ...] [--clear-limits]:
+give a user their role (viewer, operator, admin, or none); audited.
+
+Limits fail closed: without --broker, --place or --clear-limits the user's limits stay as they
+are, so changing a limited user's role never makes them unlimited by omission.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,14 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from console.access.roles import ROLES, do_grant_role
-from console.management.cli import ActorCommand, broker_named, find_place
-from console.models import RoleScope
-from console.services import audit
+from console.access.roles import ROLES, limits_of
+from console.services.roles import do_grant_role, do_set_limits
+from console.management.cli import ActorCommand, broker_named, find_place, printable
 
 
 class Command(ActorCommand):
-    help = "Make ROLE the user's one role; --broker/--place limit them to those (replacing any earlier limits)."
+    help = ("Make ROLE the user's one role. --broker/--place set the brokers and places they are limited to "
+            "(replacing earlier limits); --clear-limits lifts every limit; with neither, limits are kept.")
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -23,23 +27,24 @@ class Command(ActorCommand):
         parser.add_argument("--broker", action="append", default=[], metavar="NAME", help="Limit to this broker")
         parser.add_argument("--place", action="append", default=[], metavar="BROKER:PLACE",
                             help="Limit to this dead place")
+        parser.add_argument("--clear-limits", action="store_true",
+                            help="Lift every limit: the user sees and acts everywhere their role allows")
         parser.add_argument("--reason", default="", help="Why (audited)")
 
     def handle(self, *args, **options) -> None:
         user = get_user_model().objects.filter(username=options["user"]).first()
         if user is None:
             raise CommandError(f"no user named {options['user']!r}")
+        if options["clear_limits"] and (options["broker"] or options["place"]):
+            raise CommandError("--clear-limits lifts every limit: give it without --broker or --place")
         brokers = [broker_named(name) for name in options["broker"]]
         places = [find_place(spec) for spec in options["place"]]
         role = "" if options["role"] == "none" else options["role"]
+        actor, reason = self.actor(options), options["reason"]
         with transaction.atomic():
-            do_grant_role(user, role, actor=self.actor(options), reason=options["reason"])
-            had_limits, _ = RoleScope.objects.filter(user=user).delete()
-            RoleScope.objects.bulk_create([RoleScope(user=user, broker=b) for b in brokers]
-                                          + [RoleScope(user=user, place=p) for p in places])
-            if brokers or places or had_limits:
-                audit.record("grant_scope", actor=self.actor(options), reason=options["reason"],
-                             target=user.get_username(),
-                             details={"brokers": [b.name for b in brokers], "places": [str(p) for p in places]})
-        limited = f", limited to {', '.join([*map(str, brokers), *map(str, places)])}" if brokers or places else ""
+            do_grant_role(user, role, actor=actor, reason=reason)
+            if brokers or places or options["clear_limits"]:
+                do_set_limits(user, brokers=brokers, places=places, actor=actor, reason=reason)
+        limits = limits_of(user)
+        limited = f", limited to {', '.join(printable(label, 80) for label in limits)}" if limits else ""
         self.stdout.write(f"{user.get_username()} is now {role or 'without a role'}{limited}")

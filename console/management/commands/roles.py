@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
-from console.access.roles import ROLES, role_of
+from console.access.roles import ROLES, limits_of, role_of
 from console.management.cli import ActorCommand, printable
-from console.models import RoleScope
 
 
 class Command(ActorCommand):
@@ -14,8 +13,7 @@ class Command(ActorCommand):
 
     def handle(self, *args, **options) -> None:
         for user in get_user_model().objects.order_by("username"):
-            scopes = [str(s.place or s.broker) for s in RoleScope.objects.filter(user=user)
-                      .select_related("broker", "place")]
+            scopes = limits_of(user)
             where = f"  limited to {', '.join(printable(s, 80) for s in scopes)}" if scopes else ""
             active = "" if user.is_active else "  (inactive)"
             self.stdout.write(f"{printable(user.get_username(), 150)}: {role_of(user) or 'no role'}{where}{active}")

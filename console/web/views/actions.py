@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console.access.redaction import mask_previews
 from console.access.roles import PURGE, has
+from console.access.scope import visible
 from console.brokers import adapter_class
 from console.models import DeadLetter, DeadPlace, Job
 from console.jobs.requests import request_job
@@ -56,10 +57,12 @@ def offered_actions(place: DeadPlace, user=None) -> list[str]:
     return actions
 
 
-def move_targets(place: DeadPlace) -> list[str]:
-    """Queue names to suggest for a move: the broker's origins and dead places."""
+def move_targets(place: DeadPlace, user) -> list[str]:
+    """Queue names to suggest for a move: the origins and dead places of the broker that
+    ``user`` may see (a suggestion list must not name places outside their scope)."""
     names: set[str] = set()
-    for name, origins in DeadPlace.objects.filter(broker_id=place.broker_id).values_list("name", "origins"):
+    places = visible(user, DeadPlace.objects.filter(broker_id=place.broker_id))
+    for name, origins in places.values_list("name", "origins"):
         names.add(name)
         names.update(o for o in origins or [] if isinstance(o, str))
     return sorted(names)[:200]
@@ -159,12 +162,13 @@ def arrived_since_preview(request):
     if payload is None:
         return render(request, "web/partials/arrived_since.html", {"arrived": None})
     return render(request, "web/partials/arrived_since.html",
-                  {"arrived": arrived_since(payload["selection"]), "token": request.GET["token"]})
+                  {"arrived": arrived_since(payload["selection"], visible(request.user, DeadLetter.objects.all())),
+                   "token": request.GET["token"]})
 
 
 def _render_preview(request, place, action, target, selection, confirm, token):
     try:
-        summary = preview_frozen(selection, sample=SAMPLE_SIZE)
+        summary = preview_frozen(selection, reader=request.user, sample=SAMPLE_SIZE)
     except JobError as exc:
         messages.error(request, str(exc))
         return redirect("place", place.pk)

@@ -12,8 +12,9 @@ from django.db.models.functions import Substr
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from console.access.scope import visible
 from console.models import DeadLetter, Job
-from console.jobs.approvals import ApprovalError, do_approve, do_refuse, is_requester
+from console.jobs.approvals import ApprovalError, do_approve, do_refuse, is_requester, may_approve
 from console.services.jobs import JobError, preview_frozen
 from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.job_actions import act_on_job
@@ -25,11 +26,12 @@ def approval_context(request, job: Job) -> dict:
     """What the job page shows about a waiting job: the frozen preview and who may decide."""
     if not job.is_awaiting_approval:
         return {}
-    context = {"may_decide": not is_requester(job, request.user), "approval_preview": None}
+    why_not = _why_not(job, request.user)
+    context = {"may_decide": not why_not, "why_not": why_not, "approval_preview": None}
     if job.kind == Job.Kind.CAPTURE:
         return context
     try:
-        summary = preview_frozen(job.selection, sample=SAMPLE_SIZE)
+        summary = preview_frozen(job.selection, reader=request.user, sample=SAMPLE_SIZE)
     except JobError:
         return context
     head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
@@ -44,11 +46,19 @@ def approval_context(request, job: Job) -> dict:
 @login_required
 def approval_list(request):
     """Jobs waiting for approval, oldest first (the first to expire)."""
-    jobs = list(Job.objects.filter(status=Job.Status.AWAITING_APPROVAL).select_related("place", "place__broker")
-                .order_by("expires_at", "id")[:500])
+    waiting = Job.objects.filter(status=Job.Status.AWAITING_APPROVAL).select_related("place", "place__broker")
+    jobs = list(visible(request.user, waiting).order_by("expires_at", "id")[:500])
     for job in jobs:
-        job.may_decide = not is_requester(job, request.user)
+        job.why_not = _why_not(job, request.user)
     return render(request, "web/approvals.html", {"jobs": jobs})
+
+
+def _why_not(job: Job, user) -> str:
+    """Why ``user`` may not decide on the waiting job; "" when they may."""
+    if is_requester(job, user):
+        return "You asked for this job: another operator or admin must approve it. You can cancel it below."
+    why = may_approve(job, user)
+    return f"You may not approve this job: {why}." if why else ""
 
 
 @login_required

@@ -16,6 +16,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from console.access.redaction import for_export, mask_events
+from console.access.scope import visible
 from console.models import AuditEvent, DeadPlace, Job
 from console.web.forms import MomentField
 from console.web.paging import page_before
@@ -54,8 +55,10 @@ class AuditFilterForm(forms.Form):
 
 
 def _events(request) -> tuple[AuditFilterForm, QuerySet]:
+    """The filter form and the events it selects among those the user may see (the page and
+    both exports read the same)."""
     form = AuditFilterForm(request.GET)
-    return form, form.filter(AuditEvent.objects.all())
+    return form, form.filter(visible(request.user, AuditEvent.objects.all()))
 
 
 @login_required
@@ -66,8 +69,10 @@ def audit_list(request):
     context = {
         "form": form,
         "page": page,
-        "actions": AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct()[:100],
-        "places": DeadPlace.objects.order_by("name").values_list("name", flat=True).distinct()[:500],
+        "actions": visible(request.user, AuditEvent.objects.all()).order_by("action")
+        .values_list("action", flat=True).distinct()[:100],
+        "places": visible(request.user, DeadPlace.objects.all()).order_by("name")
+        .values_list("name", flat=True).distinct()[:500],
         "query": request.GET.urlencode(),
     }
     return render(request, "web/audit.html", context)

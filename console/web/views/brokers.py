@@ -15,6 +15,7 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from console.access.scope import visible
 from console.brokers import BrokerError
 from console.brokers.registry import adapter_class
 from console.models import Broker, DeadPlace, LetterState
@@ -119,7 +120,7 @@ def _record_health(broker: Broker) -> None:
 def broker_detail(request, broker_id: int):
     broker = get_object_or_404(Broker, pk=broker_id)
     places = (
-        DeadPlace.objects.filter(broker=broker)
+        visible(request.user, DeadPlace.objects.filter(broker=broker))
         .annotate(held=Count("letters", filter=Q(letters__state=LetterState.HELD)))
         .order_by("scope", "name")
     )

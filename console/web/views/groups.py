@@ -8,7 +8,8 @@ from datetime import timezone as dt_timezone
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 
-from console.models import DeadPlace, LetterState
+from console.access.scope import scope_of, visible
+from console.models import DeadLetter, DeadPlace, FailureGroupHistory, LetterState
 from console.services.groups import daily_counts, failure_groups
 from console.services.history import history_groups
 from console.web.charts import Chart, Series, line_chart
@@ -32,10 +33,10 @@ def group_label(group) -> str:
     return f"{group.exception_type or 'no exception'} [{group.fingerprint[:8] or 'none'}]"
 
 
-def groups_chart(params: dict, groups: list, title: str) -> Chart:
-    """Letters per day of the largest groups over the last 30 days."""
+def groups_chart(params: dict, letters, groups: list, title: str) -> Chart:
+    """Letters (of ``letters``) per day of the largest groups over the last 30 days."""
     top = groups[:CHARTED_GROUPS]
-    counts = daily_counts(params, [g.fingerprint for g in top])
+    counts = daily_counts(params, [g.fingerprint for g in top], letters=letters)
     return line_chart(title, [Series(group_label(g), counts[g.fingerprint]) for g in top], daily=True)
 
 
@@ -47,7 +48,10 @@ def group_list(request, place_id: int | None = None):
     params = {"place": place.pk} if place else {}
     if state != ANY_STATE:
         params["state"] = state
-    groups = failure_groups(params)
+    # Counted over the letters the user may see: a limited user's groups, counts, origins,
+    # places and samples come from their places alone.
+    letters = visible(request.user, DeadLetter.objects.all())
+    groups = failure_groups(params, letters=letters)
     places = DeadPlace.objects.select_related("broker").in_bulk({pid for g in groups for pid in g.places})
     rows = [(group, [places[pid] for pid in group.places if pid in places]) for group in groups]
     where = place.name if place else "all places"
@@ -57,7 +61,8 @@ def group_list(request, place_id: int | None = None):
         "state_choices": [(ANY_STATE, "any state"), *LetterState.choices],
         "link_state": "" if state == ANY_STATE else state,
         "rows": rows,
-        "chart": groups_chart(params, groups, f"Letters per day in the {CHARTED_GROUPS} largest groups, {where}"),
+        "chart": groups_chart(params, letters, groups,
+                              f"Letters per day in the {CHARTED_GROUPS} largest groups, {where}"),
     }
     return render(request, "web/groups.html", context)
 
@@ -65,8 +70,10 @@ def group_list(request, place_id: int | None = None):
 @login_required
 def group_history(request):
     """Failure groups over the whole history, as the pipeline's ``groups`` job last computed
-    them (custody and the archive together), with each group's letters per day."""
-    rows = history_groups(limit=HISTORY_GROUPS)
+    them (custody and the archive together), with each group's letters per day. The pipeline
+    counts over every place at once, so a user limited to some sees none of it (the page says
+    so) and reads their places' groups in custody instead."""
+    rows = history_groups(groups=visible(request.user, FailureGroupHistory.objects.all()), limit=HISTORY_GROUPS)
     top = rows[:CHARTED_GROUPS]
     chart = line_chart(
         f"Letters per day in the {CHARTED_GROUPS} largest groups of the whole history",
@@ -78,4 +85,5 @@ def group_history(request):
         daily=True,
     )
     computed_at = max((row["computed_at"] for row in rows), default=None)
-    return render(request, "web/groups_history.html", {"rows": rows, "chart": chart, "computed_at": computed_at})
+    return render(request, "web/groups_history.html", {"rows": rows, "chart": chart, "computed_at": computed_at,
+                                                       "limited": not scope_of(request.user).unlimited})

@@ -72,7 +72,9 @@ def discover(request, broker_id: int):
     except BrokerError as exc:
         messages.error(request, f"Discovery on {broker.name} failed: {exc.message}")
     else:
-        messages.success(request, f"Discovery on {broker.name} found {len(places)} dead places.")
+        # Counted among the places the user may see: the others are not theirs to know of.
+        seen = visible(request.user, DeadPlace.objects.filter(pk__in=[p.pk for p in places])).count()
+        messages.success(request, f"Discovery on {broker.name} found {seen} dead places.")
     return redirect("inventory")
 
 

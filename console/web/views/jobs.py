@@ -9,8 +9,8 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from console.access.scope import visible
-from console.models import Job
 from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
+from console.models import DeadLetter, Job
 from console.services.selection import arrived_since
 from console.web.paging import page_before
 from console.web.job_actions import act_on_job
@@ -62,7 +62,9 @@ def job_detail(request, job_id: int):
             response.status_code = HttpResponseStopPolling.status_code
         return response
     # What the operator saw is what the job touches: say how many arrived since.
-    context["arrived_since"] = arrived_since(job.selection) if job.kind != Job.Kind.CAPTURE else 0
+    # Counted among the letters the user may see: new letters elsewhere are not theirs to count.
+    letters = visible(request.user, DeadLetter.objects.all())
+    context["arrived_since"] = arrived_since(job.selection, letters) if job.kind != Job.Kind.CAPTURE else 0
     context.update(approval_context(request, job))
     return render(request, "web/job.html", context)
 

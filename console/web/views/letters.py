@@ -41,7 +41,8 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
     shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction)
     if edit_form is None and editable(letter) and has(request.user, ACT):
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers))
-    returns = list(letter.returns.select_related("last_job").order_by("id"))
+    # A return may have died in another place (after a move): shown only where the user may look.
+    returns = list(visible(request.user, letter.returns.select_related("last_job")).order_by("id"))
     context = {
         "letter": letter,
         "headers": value_rows(shown.headers),
@@ -52,8 +53,8 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
         "edited_from": (letter.envelope_details or {}).get("edited_from"),
         "edited_copies": [r for r in returns if (r.envelope_details or {}).get("edited_from") == letter.pk],
         "returns": [r for r in returns if (r.envelope_details or {}).get("edited_from") != letter.pk],
-        "events": mask_events(request.user, AuditEvent.objects.filter(letter_ids__contains=[letter.pk])
-                              .order_by("-id")[:200]),
+        "events": mask_events(request.user, visible(request.user, AuditEvent.objects.filter(
+            letter_ids__contains=[letter.pk])).order_by("-id")[:200]),
         "edit_form": edit_form,
         "edit_open": edit_form is not None and edit_form.is_bound,
         "edit_limit": EDITABLE_BODY_BYTES,
@@ -103,7 +104,7 @@ def letter_list(request):
     """Letters named by id (``?ids=1,2,3``) or by an audit event (``?event=7``), in keyset pages."""
     event = None
     if request.GET.get("event", "").isdigit():
-        event = get_object_or_404(AuditEvent, pk=int(request.GET["event"]))
+        event = get_object_or_404(visible(request.user, AuditEvent.objects.all()), pk=int(request.GET["event"]))
         letters = DeadLetter.objects.filter(id__in=event.letter_ids)
     else:
         letters = DeadLetter.objects.filter(id__in=_ids(request.GET.get("ids", "")))

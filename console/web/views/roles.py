@@ -1,7 +1,8 @@
 """The roles page (admins): every user with their role and limits, and a form to change a role.
 
-Changes go through console.access.roles.do_grant_role, which audits them. Limits to brokers or
-places are set with ``manage.py grant_role`` and shown here.
+Changes go through console.services.roles.do_grant_role, which audits them and keeps the user's
+limits to brokers or places: those are set with ``manage.py grant_role`` and shown here, a
+removed broker or place included (it still limits the user, to nothing there).
 """
 
 from __future__ import annotations
@@ -11,15 +12,16 @@ from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.roles import ROLES, do_grant_role, role_of
+from console.access.roles import ROLES, role_of
+from console.services.roles import do_grant_role
 from console.models import RoleScope
 
 
 def role_list(request):
     users = list(get_user_model().objects.filter(is_active=True).order_by("username"))
     limits: dict[int, list[str]] = {}
-    for scope in RoleScope.objects.select_related("broker", "place"):
-        limits.setdefault(scope.user_id, []).append(str(scope.place or scope.broker))
+    for scope in RoleScope.objects.select_related("broker", "place").order_by("id"):
+        limits.setdefault(scope.user_id, []).append(scope.label)
     rows = [(user, role_of(user), limits.get(user.pk, [])) for user in users]
     return render(request, "web/roles.html", {"rows": rows, "roles": list(ROLES)})
 
