@@ -176,6 +176,9 @@ class RabbitMQAdapter(Adapter):
                                  "cluster_name": _text(server.get("cluster_name"))}
         if self.config.management_url:
             overview = self._api().get("/api/overview")
+            if not isinstance(overview, dict) or "rabbitmq_version" not in overview:
+                raise BrokerError(f"{self.config.management_url} answered, but not as a RabbitMQ management "
+                                  "API does (its overview names no RabbitMQ version)", permanent=True)
             facts.update(
                 version=overview.get("rabbitmq_version", facts["version"]),
                 management_version=overview.get("management_version", ""),
