@@ -148,10 +148,11 @@ class RabbitMQAdapter(Adapter):
         except (amqp_errors.AuthenticationError, amqp_errors.ProbableAuthenticationError):
             raise BrokerError(f"{where} refused the login of user {self.username!r}: "
                               "wrong username or password", permanent=True) from None
-        except (amqp_errors.ConnectionNotAllowed, amqp_errors.InvalidFrameError) as exc:
-            # RabbitMQ answers an unknown vhost, or one the user may not use, by closing.
+        except (amqp_errors.ConnectionNotAllowed, amqp_errors.InvalidFrameError):
+            # RabbitMQ answers an unknown vhost, or one the user may not use, by closing. Its own
+            # words are not repeated: a connection test shows this to whoever typed the URL.
             raise BrokerError(f"{where} refused user {self.username!r} access to vhost {vhost!r} "
-                              f"(no such vhost, or no permission): {_reason(exc)}", permanent=True) from None
+                              "(no such vhost, or no permission)", permanent=True) from None
         except (TimeoutError, asyncio.TimeoutError):
             raise BrokerError(f"cannot reach {where}: no answer within {self.options['connect_timeout']}s",
                               permanent=False) from None
