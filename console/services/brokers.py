@@ -119,6 +119,7 @@ def test_connection(
 
 @transaction.atomic
 def _audit_test(actor: Actor, broker: Broker | None, config: BrokerConfig | None, outcome: str, error: str) -> None:
+    """One audit row per connection test, whatever came of it: a test sends credentials out."""
     details = {"broker": broker.name if broker is not None else "unsaved", "error": error}
     if config is not None:
         details.update(kind=config.kind, url=config.url, management_url=config.management_url,
