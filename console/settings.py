@@ -146,6 +146,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # JSON that no field could store (unpaired surrogates, integers beyond 64 bits) is a 400.
+    "DEFAULT_PARSER_CLASSES": [
+        "console.api.parsers.StorableJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Dead Letter Office API",

@@ -89,7 +89,7 @@ class ConnectionFactsSerializer(serializers.Serializer):
 
 
 class BrokerConnectionTest(APIView):
-    """Connect with a definition that is not saved: nothing is stored or audited."""
+    """Connect with a definition that is not saved: nothing is stored, but the test is audited."""
 
     @extend_schema(request=BrokerConnectionSerializer,
                    responses={200: ConnectionFactsSerializer, 400: ErrorSerializer, 502: BrokerErrorSerializer})
@@ -97,7 +97,7 @@ class BrokerConnectionTest(APIView):
         given = BrokerConnectionSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
-            facts = test_connection(**given.validated_data)
+            facts = test_connection(actor=request.user, **given.validated_data)
         except BrokerSetupError as exc:
             return refused(exc)
         except BrokerError as exc:

@@ -1,30 +1,43 @@
-"""Sign-in rate limiting: too many failures for one user name, or from one address, lock
-signing in for a while.
+"""Sign-in rate limiting and the sign-in audit.
 
 Failures are rows in PostgreSQL (console.models.SignInFailure), so every web process sees the
 same counts and a restart forgets nothing. DLO_SIGNIN_MAX_FAILURES failures within
 DLO_SIGNIN_LOCK_SECONDS lock the name (or the address) until DLO_SIGNIN_LOCK_SECONDS after the
 last of them; attempts while locked are refused without checking the password and are not
-counted, so the lock cannot be stretched for ever. A successful sign-in forgets the name's
-failures.
+counted, so the lock cannot be stretched for ever.
+
+Names are counted the way Django signs them in: NFKC-normalised (AbstractBaseUser's
+``normalize_username``), then case-folded, so ``ｏｌｇａ`` and ``OLGA`` count against ``olga``.
+
+Every success, failure and lock start is an audit event with the source address. A success
+deletes nothing: the audit's ``sign-in.succeeded`` events are the record of it, and a failure
+counts (for its name, and for its address) only if no success for its name came after it.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
-from django.db.models import Max, Q
+from django.db import transaction
 from django.utils import timezone
 
-from console.models import SignInFailure
+from console.models import AuditEvent, SignInFailure
+from console.services import audit
 
 log = logging.getLogger(__name__)
+
+SUCCEEDED, FAILED, LOCKED = "sign-in.succeeded", "sign-in.failed", "sign-in.locked"
+#: Who a refused sign-in is audited as: nobody has proved who they are.
+ANONYMOUS = "anonymous"
 
 
 def client_ip(request) -> str:
@@ -32,30 +45,75 @@ def client_ip(request) -> str:
     return request.META.get("REMOTE_ADDR") or ""
 
 
-def locked_until(username: str, ip: str, now: datetime | None = None) -> datetime | None:
-    """When signing in as ``username`` from ``ip`` is allowed again, or None if it is now."""
+def normalised_name(typed: str) -> str:
+    """The name as the lockout counts it: Django's NFKC normalisation plus case-folding, so no
+    spelling that signs in as (or case-insensitively like) an account gets attempts of its own."""
+    return AbstractBaseUser.normalize_username(typed.strip()).casefold()
+
+
+def account_named(name: str) -> AbstractBaseUser | None:
+    """The account whose normalised name is ``name``, if there is one."""
+    User = get_user_model()
+    candidates = User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": name})
+    return next((user for user in candidates if normalised_name(user.get_username()) == name), None)
+
+
+def _counted(failures: Iterable[tuple[str, datetime]], since: datetime) -> list[datetime]:
+    """When the given (name, at) failures happened, leaving out each one that a later
+    successful sign-in for its name forgave."""
+    failures = list(failures)
+    last_success: dict[str, datetime] = {}
+    successes = AuditEvent.objects.filter(action=SUCCEEDED, at__gt=since,
+                                          details__name__in={name for name, _ in failures})
+    for name, at in successes.values_list("details__name", "at"):
+        last_success[name] = max(at, last_success.get(name, at))
+    return [at for name, at in failures if name not in last_success or at > last_success[name]]
+
+
+def locked_until(name: str, ip: str, now: datetime | None = None) -> datetime | None:
+    """When signing in as the normalised ``name`` from ``ip`` is allowed again, or None if it is now."""
     now = now or timezone.now()
     window = timedelta(seconds=settings.DLO_SIGNIN_LOCK_SECONDS)
     recent = SignInFailure.objects.filter(at__gt=now - window)
-    limit = settings.DLO_SIGNIN_MAX_FAILURES
-    counted = [Q(username__iexact=username)] if username else []
+    groups = [recent.filter(username=name)] if name else []
     if ip:
-        counted.append(Q(ip=ip))
+        groups.append(recent.filter(ip=ip))
     ends = []
-    for who in counted:
-        rows = recent.filter(who)
-        if rows.count() >= limit:
-            ends.append(rows.aggregate(last=Max("at"))["last"] + window)
+    for rows in groups:
+        counted = _counted(rows.values_list("username", "at"), now - window)
+        if len(counted) >= settings.DLO_SIGNIN_MAX_FAILURES:
+            ends.append(max(counted) + window)
     return max(ends) if ends else None
 
 
-def record_failure(username: str, ip: str) -> None:
-    SignInFailure.objects.create(username=username[:150], ip=ip or None)
+def _name_for_audit(name: str) -> tuple[str, dict]:
+    """(target, details) of a sign-in event. A name that is no account's is not kept: it is
+    often a password typed into the wrong field, and the audit can never be erased."""
+    account = account_named(name) if name else None
+    if account is None:
+        return "", {"name": None, "known_account": False}
+    return account.get_username(), {"name": name, "known_account": True}
 
 
-def forget_failures(username: str) -> None:
-    """A successful sign-in: the name's earlier failures no longer count."""
-    SignInFailure.objects.filter(username__iexact=username).delete()
+@transaction.atomic
+def record_failure(typed: str, ip: str) -> None:
+    """Count a failed sign-in and audit it; audit the lock too if this failure starts one."""
+    name = normalised_name(typed)
+    SignInFailure.objects.create(username=name[:150], ip=ip or None)
+    target, details = _name_for_audit(name)
+    audit.record(FAILED, actor=ANONYMOUS, target=target, outcome="refused", details=details)
+    until = locked_until(name, ip)
+    if until is not None:  # attempts while locked never get here: this one started the lock
+        audit.record(LOCKED, actor=ANONYMOUS, target=target, outcome="locked",
+                     details={**details, "until": until.isoformat()})
+
+
+@transaction.atomic
+def record_success(user: AbstractBaseUser) -> None:
+    """Audit a successful sign-in; from now on the name's earlier failures no longer count."""
+    name = normalised_name(user.get_username())
+    audit.record(SUCCEEDED, actor=user, target=user.get_username(), outcome="signed in",
+                 details={"name": name, "known_account": True})
 
 
 class RateLimitedAuthenticationForm(AuthenticationForm):
@@ -68,25 +126,31 @@ class RateLimitedAuthenticationForm(AuthenticationForm):
     }
 
     def clean(self):
-        username = (self.data.get("username") or "").strip()
+        typed = self.data.get("username") or ""
         ip = client_ip(self.request) if self.request else ""
-        until = locked_until(username, ip)
+        until = locked_until(normalised_name(typed), ip)
         if until is not None:
+            # Not audited one by one: whoever hammers a locked name would fill the append-only
+            # audit at will. The lock's start is audited, with when it ends.
             minutes = max(1, math.ceil((until - timezone.now()).total_seconds() / 60))
-            log.warning("sign-in refused while locked: user %r from %s", username, ip)
+            log.warning("sign-in refused while locked: user %r from %s", typed[:150], ip)
             raise forms.ValidationError(self.error_messages["locked"], code="locked",
                                         params={"minutes": minutes, "plural": "s" if minutes > 1 else ""})
         try:
-            cleaned = super().clean()
+            return super().clean()
         except forms.ValidationError:
-            record_failure(username, ip)
+            record_failure(typed, ip)
             raise
-        forget_failures(username)
-        return cleaned
 
 
 class SignInView(LoginView):
-    """The sign-in page, rate limited."""
+    """The sign-in page, rate limited and audited."""
 
     authentication_form = RateLimitedAuthenticationForm
     redirect_authenticated_user = True
+
+    def form_valid(self, form):
+        with transaction.atomic():
+            response = super().form_valid(form)
+            record_success(form.get_user())
+        return response

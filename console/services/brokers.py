@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from django.db import transaction
@@ -72,18 +73,58 @@ def unsaved_config(
     )
 
 
+class PasswordNeeded(BrokerSetupError):
+    """A saved broker's password was asked to go somewhere the broker does not live."""
+
+
+def stored_password_for(broker: Broker, url: str, management_url: str) -> str:
+    """The saved broker's password, for clean URLs that still reach the broker where it was
+    saved (no management URL at all is fine too). A changed URL or management URL gets no
+    stored secret: whoever can edit the form must not be able to send it to a server of their
+    choosing, for a test or by saving. Raises PasswordNeeded: type it again instead."""
+    moved = url != broker.url or (management_url and management_url != broker.management_url)
+    if broker.password and moved:
+        raise PasswordNeeded("the URL or the management URL is not the saved one: type the password "
+                             "again to use it there (the stored one goes only where it was saved)")
+    return broker.password
+
+
 def test_connection(
-    *, kind: str, url: str, management_url: str = "", username: str = "", password: str = "",
-    options: dict | None = None,
+    *, actor: Actor, kind: str, url: str, management_url: str = "", username: str = "", password: str = "",
+    options: dict | None = None, broker: Broker | None = None,
 ) -> dict:
-    """Connect to a broker that is not saved yet and return what it says about itself
-    (``{"version": ...}``). Raises BrokerError (the adapter's own, which never carries the
-    password) or BrokerSetupError for a definition that is not even a URL. Changes nothing."""
-    config = unsaved_config(kind=kind, url=url, management_url=management_url, username=username,
-                            password=password, options=options)
-    logsafe.remember(config.password)  # a password only typed into a form is masked in logs too
-    with get_adapter(config) as adapter:
-        return adapter.check()
+    """Connect with a definition and return what the broker says about itself
+    (``{"version": ...}``). With a saved ``broker``, an empty password means its stored one,
+    but only where it was saved (``stored_password_for``). Changes nothing, but is audited
+    (who, which broker or "unsaved", the outcome; never a password), since it sends secrets.
+
+    Raises BrokerError (the adapter's own, which never carries the password) or
+    BrokerSetupError for a definition that is not even a URL, or that needs the password typed."""
+    config = None
+    try:
+        config = unsaved_config(kind=kind, url=url, management_url=management_url, username=username,
+                                password=password, options=options)
+        if broker is not None and not config.password:
+            config = replace(config, password=stored_password_for(broker, config.url, config.management_url))
+        logsafe.remember(config.password)  # a password only typed into a form is masked in logs too
+        with get_adapter(config) as adapter:
+            facts = adapter.check()
+    except (BrokerError, BrokerSetupError) as exc:
+        _audit_test(actor, broker, config, "refused" if isinstance(exc, BrokerSetupError) else "failed",
+                    getattr(exc, "message", str(exc)))
+        raise
+    _audit_test(actor, broker, config, "connected", "")
+    return facts
+
+
+@transaction.atomic
+def _audit_test(actor: Actor, broker: Broker | None, config: BrokerConfig | None, outcome: str, error: str) -> None:
+    """One audit row per connection test, whatever came of it: a test sends credentials out."""
+    details = {"broker": broker.name if broker is not None else "unsaved", "error": error}
+    if config is not None:
+        details.update(kind=config.kind, url=config.url, management_url=config.management_url,
+                       username=config.username)
+    audit.record("broker.test", actor=actor, broker=broker, outcome=outcome, details=details)
 
 
 # pytest would collect a module-level function named test_*; this one is a service.
@@ -112,11 +153,14 @@ def do_update_broker(
     if management_url:
         management_url, mgmt_user, mgmt_password = split_credentials(management_url)
         username = username or mgmt_user or username
+    secret = password or url_password or mgmt_password
+    if not secret:  # refuses before anything changes
+        stored_password_for(broker, broker.url if url is None else url,
+                            broker.management_url if management_url is None else management_url)
     change("url", url)
     change("management_url", management_url)
     change("username", username)
     change("options", options)
-    secret = password or url_password or mgmt_password
     if secret and secret != broker.password:
         broker.password = secret
         changes["password"] = {"changed": True}

@@ -99,7 +99,7 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
     typed = {"kind": "rabbitmq", "url": "amqp://127.0.0.1:1/", "management_url": "http://127.0.0.1:1",
              "username": rabbit_user, "password": TYPED_PASSWORD}
     for failing in (lambda: check_broker(down), lambda: do_discover(down, actor=operator),
-                    lambda: test_connection(**typed)):
+                    lambda: test_connection(actor=operator, **typed)):
         with pytest.raises(BrokerError):
             failing()
     # What a careless line of code might log: the mask catches it.

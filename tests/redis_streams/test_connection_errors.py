@@ -79,3 +79,26 @@ def test_a_capture_while_redis_is_unreachable_fails_after_its_wait(operator, set
     place = DeadPlace.objects.create(broker=broker, name="billing", scope="orders", kind="pending")
     job = capture(place, operator)
     assert job.status == "failed" and "cannot reach Redis" in job.error
+
+
+def test_something_else_answering_is_named_without_quoting_it(operator):
+    """Whatever answers at the URL (here a web server) is not quoted back into the console."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n<b>remote-text-91d2</b>")
+
+    threading.Thread(target=answer, daemon=True).start()
+    broker = do_add_broker(actor=operator, name="web", kind="redis",
+                           url=f"redis://127.0.0.1:{server.getsockname()[1]}/0")
+    with pytest.raises(BrokerError) as raised:
+        check_broker(broker)
+    server.close()
+    assert "did not answer as a Redis server does" in raised.value.message
+    assert "remote-text-91d2" not in raised.value.message

@@ -62,7 +62,8 @@ def test_a_broker_that_does_not_answer_is_not_saved_and_the_password_not_echoed(
     assert "Not saved: the connection test failed." in html and f"127.0.0.1:{port}" in html
     assert "value=" not in password_input(html)
     assert f'value="amqp://127.0.0.1:{port}/%2F"' in html  # the rest of the form is kept
-    assert not Broker.objects.exists() and not AuditEvent.objects.exists()
+    assert not Broker.objects.exists()
+    assert [(e.action, e.outcome) for e in AuditEvent.objects.all()] == [("broker.test", "failed")]
     assert_secret_kept(SECRET, response)
 
 

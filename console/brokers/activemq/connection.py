@@ -153,11 +153,13 @@ class StompLink:
             return
         self._stop_socket()
         if kind == "error":
-            text = _error_text(frame)
-            if _is_security_refusal(text):
+            # Told in our own words: whatever answers at a URL typed into a connection test would
+            # otherwise write into the console's page.
+            if _is_security_refusal(_error_text(frame)):
                 raise BrokerError(f"ActiveMQ at {self.where} refused the login of user "
-                                  f"{config.username!r}: {text}", permanent=True)
-            raise BrokerError(f"ActiveMQ at {self.where} refused the connection: {text}")
+                                  f"{config.username!r}: wrong username or password", permanent=True)
+            raise BrokerError(f"ActiveMQ at {self.where} refused the connection (it answered CONNECT with "
+                              "an ERROR frame)")
         raise BrokerError(f"cannot reach ActiveMQ at {self.where}: the connection closed before the broker "
                           f"answered (is this its STOMP port?)")
 

@@ -148,10 +148,11 @@ class RabbitMQAdapter(Adapter):
         except (amqp_errors.AuthenticationError, amqp_errors.ProbableAuthenticationError):
             raise BrokerError(f"{where} refused the login of user {self.username!r}: "
                               "wrong username or password", permanent=True) from None
-        except (amqp_errors.ConnectionNotAllowed, amqp_errors.InvalidFrameError) as exc:
-            # RabbitMQ answers an unknown vhost, or one the user may not use, by closing.
+        except (amqp_errors.ConnectionNotAllowed, amqp_errors.InvalidFrameError):
+            # RabbitMQ answers an unknown vhost, or one the user may not use, by closing. Its own
+            # words are not repeated: a connection test shows this to whoever typed the URL.
             raise BrokerError(f"{where} refused user {self.username!r} access to vhost {vhost!r} "
-                              f"(no such vhost, or no permission): {_reason(exc)}", permanent=True) from None
+                              "(no such vhost, or no permission)", permanent=True) from None
         except (TimeoutError, asyncio.TimeoutError):
             raise BrokerError(f"cannot reach {where}: no answer within {self.options['connect_timeout']}s",
                               permanent=False) from None
@@ -176,6 +177,9 @@ class RabbitMQAdapter(Adapter):
                                  "cluster_name": _text(server.get("cluster_name"))}
         if self.config.management_url:
             overview = self._api().get("/api/overview")
+            if not isinstance(overview, dict) or "rabbitmq_version" not in overview:
+                raise BrokerError(f"{self.config.management_url} answered, but not as a RabbitMQ management "
+                                  "API does (its overview names no RabbitMQ version)", permanent=True)
             facts.update(
                 version=overview.get("rabbitmq_version", facts["version"]),
                 management_version=overview.get("management_version", ""),

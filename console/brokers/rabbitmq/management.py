@@ -36,12 +36,12 @@ class ManagementAPI:
         )
 
     def get(self, path: str, **params: Any) -> Any:
-        return self._request("GET", path, params=params or None).json()
+        return _json(self._request("GET", path, params=params or None), self._where())
 
     def find(self, path: str, **params: Any) -> Any | None:
         """Like :meth:`get`, but None when there is nothing at ``path`` (404)."""
         response = self._request("GET", path, params=params or None, missing_ok=True)
-        return None if response is None else response.json()
+        return None if response is None else _json(response, self._where())
 
     def put(self, path: str, body: Any) -> None:
         self._request("PUT", path, json=body)
@@ -64,19 +64,28 @@ class ManagementAPI:
     def bindings(self, vhost: str | None = None) -> list[dict[str, Any]]:
         return self.get(f"/api/bindings/{quoted(vhost)}" if vhost else "/api/bindings")
 
+    def _where(self) -> str:
+        return f"the RabbitMQ management API at {self.base_url}"
+
     def _request(self, method: str, path: str, *, missing_ok: bool = False, **kwargs: Any) -> httpx.Response | None:
-        where = f"the RabbitMQ management API at {self.base_url}"
+        """Send one request; a failure is told in our own words, never with the text that
+        answered (the URL may name any server, and an admin's page shows what we say)."""
+        where = self._where()
         try:
             response = self._client.request(method, path, **kwargs)
         except httpx.TimeoutException:
             raise BrokerError(f"{where} did not answer in time", permanent=False) from None
+        except httpx.ConnectError:
+            raise BrokerError(f"cannot reach {where}: the connection was refused or the host is unknown",
+                              permanent=False) from None
         except httpx.HTTPError as exc:
-            raise BrokerError(f"cannot reach {where}: {exc}", permanent=False) from None
+            raise BrokerError(f"cannot reach {where}: it did not answer as an HTTP server does "
+                              f"({type(exc).__name__})", permanent=False) from None
         if response.status_code == 401 and _refusal(response) not in ("", "Login failed"):
             # Signed in, but the user's tags do not allow this (runtime parameters such as a
             # shovel need the 'policymaker' or 'administrator' tag).
-            raise BrokerError(f"{where} refused user {self.username!r} {method} {path}: {_refusal(response)}",
-                              permanent=True)
+            raise BrokerError(f"{where} refused user {self.username!r} {method} {path}: the user's tags "
+                              "do not allow it (a shovel needs 'policymaker' or 'administrator')", permanent=True)
         if response.status_code == 401:
             raise BrokerError(f"{where} refused the login of user {self.username!r}: wrong username or password",
                               permanent=True)
@@ -88,12 +97,21 @@ class ManagementAPI:
         if response.status_code == 404:
             raise BrokerError(f"{where} has nothing at {path}", permanent=True)
         if response.status_code >= 400:
-            raise BrokerError(f"{where} answered {response.status_code} to {method} {path}: "
-                              f"{response.text[:200]}", permanent=response.status_code < 500)
+            raise BrokerError(f"{where} answered HTTP {response.status_code} to {method} {path}",
+                              permanent=response.status_code < 500)
         return response
 
     def close(self) -> None:
         self._client.close()
+
+
+def _json(response: httpx.Response, where: str) -> Any:
+    """The answer's JSON; a server that answers with something else is not RabbitMQ's API."""
+    try:
+        return response.json()
+    except ValueError:
+        raise BrokerError(f"{where} answered, but not as a RabbitMQ management API does (no JSON): "
+                          "is the management URL right?", permanent=True) from None
 
 
 def _refusal(response: httpx.Response) -> str:

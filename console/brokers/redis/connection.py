@@ -93,8 +93,12 @@ def translated_errors(where: str) -> Iterator[None]:
     """Turn redis-py exceptions into BrokerError; messages never carry the password."""
     try:
         yield
-    except rx.AuthenticationError as exc:
-        raise BrokerError(f"Redis at {where} refused the login: {exc}", permanent=True) from None
+    except rx.AuthenticationError:
+        raise BrokerError(f"Redis at {where} refused the login: wrong username or password",
+                          permanent=True) from None
+    except rx.InvalidResponse:
+        # Something else answers there; its bytes would be quoted in the message.
+        raise BrokerError(f"{where} did not answer as a Redis server does", permanent=True) from None
     except rx.NoPermissionError as exc:
         raise BrokerError(f"the Redis user may not do this at {where}: {exc}", permanent=True) from None
     except (rx.ConnectionError, rx.TimeoutError) as exc:

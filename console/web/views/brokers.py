@@ -35,10 +35,11 @@ from console.web.views.places import CAPABILITY_LABELS
 PEEK_LIMIT = 20
 
 
-def _tried(kind: str, connection: dict) -> tuple[dict | None, str]:
-    """(facts, "") when the broker answered, else (None, why not)."""
+def _tried(request, kind: str, connection: dict, broker: Broker | None = None) -> tuple[dict | None, str]:
+    """(facts, "") when the broker answered, else (None, why not). On a saved ``broker`` an
+    empty password means the stored one, where the services allow it."""
     try:
-        return test_connection(kind=kind, **connection), ""
+        return test_connection(actor=request.user, kind=kind, broker=broker, **connection), ""
     except (BrokerError, BrokerSetupError) as exc:
         return None, getattr(exc, "message", str(exc))
 
@@ -65,7 +66,7 @@ def broker_new(request):
     if not form.is_valid():
         return _form_page(request, "web/brokers_new.html", form)
     data = form.cleaned_data
-    facts, error = _tried(data["kind"], form.connection())
+    facts, error = _tried(request, data["kind"], form.connection())
     if error and not data["save_anyway"]:
         return _form_page(request, "web/brokers_new.html", form, test_error=error, refused=True)
     try:
@@ -84,18 +85,15 @@ def broker_new(request):
 @require_POST
 def broker_test(request, broker_id: int | None = None):
     """(htmx) Try the definition in the form without saving it. On a saved broker's edit form an
-    empty password means the stored one."""
+    empty password means the stored one, unless the URLs now lead elsewhere."""
     broker = get_object_or_404(Broker, pk=broker_id) if broker_id else None
     form = EditBrokerForm(request.POST) if broker else NewBrokerForm(request.POST, testing=True)
     context: dict = {}
     if not form.is_valid():
         context["error"] = _errors_text(form)
     else:
-        connection = form.connection()
-        if broker and not connection["password"]:
-            connection["password"] = broker.password
         kind = broker.kind if broker else form.cleaned_data["kind"]
-        context["facts"], context["error"] = _tried(kind, connection)
+        context["facts"], context["error"] = _tried(request, kind, form.connection(), broker)
     return render(request, "web/brokers_test_result.html", context)
 
 
@@ -165,8 +163,7 @@ def broker_edit(request, broker_id: int):
     if not form.is_valid():
         return _form_page(request, template, form, broker=broker)
     connection = form.connection()
-    trial = {**connection, "password": connection["password"] or broker.password}
-    _, error = _tried(broker.kind, trial)
+    _, error = _tried(request, broker.kind, connection, broker)
     if error and not form.cleaned_data["save_anyway"]:
         return _form_page(request, template, form, broker=broker, test_error=error, refused=True)
     try:
