@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.scope import visible
+from console.access.serializers import RedactedJobMixin
 from console.api.errors import ErrorSerializer, refused
 from console.api.keyset import NewestFirstPagination
 from console.models import Job
@@ -26,7 +27,7 @@ from console.services.selection import FILTER_KEYS
 LETTER_ACTIONS = [Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED]
 
 
-class JobSerializer(serializers.ModelSerializer):
+class JobSerializer(RedactedJobMixin, serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_name", read_only=True)
     percent = serializers.IntegerField(read_only=True)
 

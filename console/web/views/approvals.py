@@ -12,6 +12,7 @@ from django.db.models.functions import Substr
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from console.access.redaction import for_user, mask_envelopes, mask_jobs, mask_previews
 from console.models import DeadLetter, Job
 from console.services.approvals import ApprovalError, do_approve, do_refuse, is_requester
 from console.services.jobs import JobError, preview_frozen
@@ -37,7 +38,11 @@ def approval_context(request, job: Job) -> dict:
                   .order_by("id"))
     for letter in sample:
         letter.preview = body_preview(letter.body_head, letter.body_size)
-    context["approval_preview"] = {**summary, "sample_letters": sample}
+    mask_previews(request.user, sample)
+    mask_envelopes(request.user, sample)
+    redactor = for_user(request.user)  # the frozen filter may name what a rule masks
+    selection = summary["selection"] if redactor is None else redactor.value(summary["selection"])
+    context["approval_preview"] = {**summary, "selection": selection, "sample_letters": sample}
     return context
 
 
@@ -48,6 +53,7 @@ def approval_list(request):
                 .order_by("expires_at", "id")[:500])
     for job in jobs:
         job.may_decide = not is_requester(job, request.user)
+    mask_jobs(request.user, jobs)
     return render(request, "web/approvals.html", {"jobs": jobs})
 
 
