@@ -244,8 +244,10 @@ class Redactor:
         return text
 
 
-#: Envelope fields that come from the message (frameworks' exception headers, x-death...).
-ENVELOPE_FIELDS = ("exception_type", "exception_message", "exception_stack", "envelope_details", "sample_message")
+#: Envelope fields that come from the message (frameworks' exception headers, x-death...),
+#: with their names in a failure group's history row (sample message, consumers, hosts).
+ENVELOPE_FIELDS = ("exception_type", "exception_message", "exception_stack", "envelope_details",
+                   "sample_message", "consumers", "hosts")
 #: Job fields a person typed or a run wrote.
 JOB_FIELDS = ("reason", "ticket", "target", "selection", "log", "error", "pause_reason")
 _TEXT_TAGS = ("$bytes", "$str", "$decimal", "$float", "$ts")
