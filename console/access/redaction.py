@@ -203,9 +203,14 @@ class Redactor:
         return masked
 
     def event_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """An exported audit event with its reason and details masked (every rule kind: an
-        edit's body diff gets the JSON-path rules by field name, see :meth:`string`)."""
-        return {**row, "reason": self.string(row.get("reason") or ""), "details": self.value(row.get("details"))}
+        """An audit event's row (API, exports) with the texts people typed and its details
+        masked (every rule kind: an edit's body diff gets the JSON-path rules by field name,
+        see :meth:`string`)."""
+        masked = dict(row)
+        for name in AUDIT_FIELDS:
+            if name in masked:
+                masked[name] = self.value(masked[name])
+        return masked
 
     def _tagged(self, tag: str, inner: str) -> Any:
         if tag == "$bytes":
@@ -248,6 +253,8 @@ class Redactor:
 #: with their names in a failure group's history row (sample message, consumers, hosts).
 ENVELOPE_FIELDS = ("exception_type", "exception_message", "exception_stack", "envelope_details",
                    "sample_message", "consumers", "hosts")
+#: Audit event fields a person typed or an action wrote from content.
+AUDIT_FIELDS = ("reason", "ticket", "target", "outcome", "details")
 #: Job fields a person typed or a run wrote.
 JOB_FIELDS = ("reason", "ticket", "target", "selection", "log", "error", "pause_reason")
 _TEXT_TAGS = ("$bytes", "$str", "$decimal", "$float", "$ts")
@@ -374,9 +381,7 @@ def mask_events(user, events: Iterable) -> list:
     events = list(events)
     redactor = for_user(user)
     if redactor is not None:
-        for event in events:
-            event.details = redactor.value(event.details)
-            event.reason = redactor.string(event.reason or "")
+        _mask_fields(events, AUDIT_FIELDS, redactor)
     return events
 
 
