@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.approvals]
 
 CARD = "4111111111111111"
 PAN = "5500000000000004"  # masked by the JSON path $..pan only
-ESCAPED_CARD = "\\u0034111111111111111"
+ESCAPED_CARD = "\\u0034\\u0031\\u0031\\u0031111111111111"  # decodes to CARD
 LEAKS = {
     CARD, PAN, json.dumps(CARD)[1:-1], base64.b64encode(CARD.encode()).decode().rstrip("="),
     base64.b64encode(f"pan {CARD}".encode()).decode().rstrip("="), ESCAPED_CARD, ESCAPED_CARD.replace("\\", "\\\\"),
