@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from console.access.roles import SEE_UNREDACTED, has
+from console.brokers.values import body_preview
 
 MASK = "***"
 #: A viewer's preview is made from at most this much of the masked body.
@@ -366,8 +367,6 @@ def mask_previews(user, letters: list) -> None:
 
 def masked_preview(redactor: Redactor, head: bytes, size: int) -> str:
     """A one-line preview of a masked body; a body too large to mask whole is not previewed."""
-    from console.web.display import body_preview
-
     if size > len(head):
         return "(preview hidden: the body is too large to mask here)"
     masked = redactor.body(head)
