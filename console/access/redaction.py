@@ -149,11 +149,12 @@ class Redactor:
         text gets the regular expressions, and the JSON-path rules by the field they name (a
         diff or a cut-off body still shows ``"number": "..."`` as text)."""
         parsed = _json_in(value)
-        if parsed is not _NOT_JSON:
-            masked = self._json(parsed)
-            if masked != parsed:
-                value = json.dumps(masked, ensure_ascii=False)
-        return self.text(self._fields_in_text(value))
+        if parsed is _NOT_JSON:
+            return self.text(self._fields_in_text(value))
+        masked = self._json(parsed)  # whole JSON: the paths apply exactly, not by field name
+        if masked != parsed:
+            value = json.dumps(masked, ensure_ascii=False)
+        return self.text(value)
 
     def value(self, value: Any) -> Any:
         """Tagged JSON (headers, properties, envelope details, audit details, job fields) with

@@ -127,7 +127,7 @@ class JobList(generics.ListAPIView):
             )
         except JobError as exc:
             return refused(exc)
-        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
 class JobPreview(APIView):
@@ -163,7 +163,7 @@ class JobControl(APIView):
             job = self.control(job, actor=request.user, reason=given.validated_data["reason"])
         except JobError as exc:
             return refused(exc, status.HTTP_409_CONFLICT)
-        return Response(JobSerializer(job).data)
+        return Response(JobSerializer(job, context={"request": request}).data)
 
 
 class JobCancel(JobControl):

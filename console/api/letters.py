@@ -113,7 +113,7 @@ class LetterSerializer(LetterSummarySerializer):
     @extend_schema_field(AuditEventSerializer(many=True))
     def get_audit(self, letter: DeadLetter) -> list:
         events = AuditEvent.objects.filter(letter_ids__contains=[letter.pk]).order_by("id")
-        return AuditEventSerializer(events, many=True).data
+        return AuditEventSerializer(events, many=True, context=self.context).data
 
 
 class LetterList(generics.ListAPIView):

@@ -90,7 +90,7 @@ class PlaceJob(APIView):
             job = self.start(place, actor=request.user, **given.validated_data)
         except JobError as exc:
             return refused(exc)
-        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
 class PlaceCapture(PlaceJob):
