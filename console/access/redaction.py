@@ -125,7 +125,9 @@ class Redactor:
             except RuleError:
                 continue  # rules are checked when saved; one broken since must not break pages
             {"json_path": self.paths, "header": self.headers_, "regex": self.regexes}[kind].append(compiled)
-        self.field_names = _field_names(self.paths)
+        # "name": patterns for the JSON-path rules in text that is not JSON (None: no name).
+        self.field_patterns = [None if name is None else re.compile(r'"' + re.escape(name) + r'"\s*:\s*')
+                               for name in _field_names(self.paths)]
 
     @classmethod
     def current(cls) -> Redactor:
@@ -244,10 +246,10 @@ class Redactor:
         which is the safe side). A path that ends in no field name hides JSON-looking text."""
         if not self.paths or '"' not in text:
             return text
-        for name in self.field_names:
-            if name is None:
+        for pattern in self.field_patterns:
+            if pattern is None:
                 return MASK if '":' in text or '" :' in text else text
-            text = _mask_field_values(text, name)
+            text = _mask_field_values(text, pattern)
         return text
 
 
@@ -261,6 +263,7 @@ AUDIT_FIELDS = ("reason", "ticket", "target", "outcome", "details")
 JOB_FIELDS = ("reason", "ticket", "target", "selection", "log", "error", "pause_reason")
 _TEXT_TAGS = ("$bytes", "$str", "$decimal", "$float", "$ts")
 _NOT_JSON = object()
+_SCALAR = re.compile(r"[^,}\]\s]*")
 
 
 def _json_in(text: str) -> Any:
@@ -283,10 +286,9 @@ def _field_names(paths: list[list[tuple[str, Any]]]) -> list[str | None]:
     return list(dict.fromkeys(names))
 
 
-def _mask_field_values(text: str, name: str) -> str:
-    """Every value written after ``"name":`` in ``text`` replaced by "***": a string, a
-    number or literal, or an object or array up to its closing bracket (or the end)."""
-    pattern = re.compile(r'"' + re.escape(name) + r'"\s*:\s*')
+def _mask_field_values(text: str, pattern: re.Pattern) -> str:
+    """Every value written after ``"name":`` (``pattern``) in ``text`` replaced by "***": a
+    string, a number or literal, or an object or array up to its closing bracket (or the end)."""
     out, position = [], 0
     for match in pattern.finditer(text):
         if match.start() < position:
@@ -334,8 +336,7 @@ def _value_end(text: str, start: int) -> int:
                     return index + 1
             index += 1
         return len(text)
-    match = re.compile(r"[^,}\]\s]*").match(text, start)
-    return match.end()
+    return _SCALAR.match(text, start).end()
 
 
 def for_user(user) -> Redactor | None:
