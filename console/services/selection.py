@@ -130,7 +130,7 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
 CONTENT_KEYS = ("q", "header_value", "exception")
 #: At most this many candidates are confirmed per answer; past them a count is "at least".
 CONFIRM_CAP = 2000
-_CONFIRM_CHUNK = 100
+_CONFIRM_CHUNK = 25  # whole bodies are read to be masked: a few at a time
 
 
 @dataclass
