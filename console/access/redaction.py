@@ -13,8 +13,8 @@ JSON escapes are masked as the text a reader is shown. A body that is not text (
 be masked reliably, so a viewer does not see it at all.
 
 What is masked: bodies, headers, properties, previews, the envelope's exception texts and
-details (letter page, API, failure groups live and from history), audit reasons and details,
-jobs' typed texts and logs (job pages, approvals, API). Filters on masked content are confirmed
+details (letter page, API, failure groups live and from history), audit events' typed texts
+and details, jobs' typed texts and logs (job pages, approvals, API). Filters on masked content are confirmed
 against it (console.services.selection.visible_matches), so a search never finds a letter by
 what its mask hides.
 """
@@ -112,8 +112,8 @@ class Redactor:
 
     Every value is masked as a user would read it, not as it is stored: a header kept as bytes
     (``{"$bytes": ...}``) or a number is masked as its text, a string holding JSON is masked as
-    that JSON, and a JSON body is parsed first, so ``"\\u0034111..."`` is masked as the
-    ``4111...`` it decodes to. A rule that would miss a value because of how it was written
+    that JSON, and a JSON body is parsed first, so ``"\\u0034\\u0031..."`` is masked as the
+    ``41...`` it decodes to. A rule that would miss a value because of how it was written
     would be a leak, so every reader goes through :meth:`value` or :meth:`string`.
     """
 
@@ -176,7 +176,7 @@ class Redactor:
             return MASK if self.text(str(value)) != str(value) else value
         return value
 
-    #: Kept for callers that mask a header table or audit details by this name.
+    #: The former name of :meth:`value` (headers, properties and audit details), still used.
     structure = value
 
     def body(self, raw: bytes) -> bytes | None:

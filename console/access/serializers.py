@@ -36,7 +36,7 @@ class RedactedLetterMixin:
                             else {"encoding": "text", "text": masked.decode("utf-8")})
         for name in ("headers", "properties"):
             if name in data:
-                data[name] = redactor.structure(data[name])
+                data[name] = redactor.value(data[name])
         if "audit" in data:
             data["audit"] = [redactor.event_row(row) for row in data["audit"]]
         return data
