@@ -19,13 +19,14 @@ def request_redactor(serializer) -> Redactor | None:
 
 
 class RedactedLetterMixin:
-    """Masks a letter's preview, body, headers, properties and audit trail for viewers."""
+    """Masks a letter's preview, body, headers, properties, envelope and audit trail for viewers."""
 
     def to_representation(self, letter):
         data = super().to_representation(letter)
         redactor = request_redactor(self)
         if redactor is None:
             return data
+        data = redactor.envelope(data)
         if "preview" in data:
             head = letter.body_bytes if "body" in data else _full_head(letter)
             data["preview"] = masked_preview(redactor, head, letter.body_size)
@@ -35,7 +36,7 @@ class RedactedLetterMixin:
                             else {"encoding": "text", "text": masked.decode("utf-8")})
         for name in ("headers", "properties"):
             if name in data:
-                data[name] = redactor.structure(data[name])
+                data[name] = redactor.value(data[name])
         if "audit" in data:
             data["audit"] = [redactor.event_row(row) for row in data["audit"]]
         return data
@@ -52,6 +53,15 @@ def _full_head(letter) -> bytes:
             .annotate(head=Substr("body", 1, PREVIEW_SOURCE_BYTES, output_field=BinaryField()))
             .values_list("head", flat=True).first())
     return bytes(head or b"")
+
+
+class RedactedJobMixin:
+    """Masks a job's typed texts, filter and log for viewers (jobs and approvals)."""
+
+    def to_representation(self, job):
+        data = super().to_representation(job)
+        redactor = request_redactor(self)
+        return data if redactor is None else redactor.job_fields(data)
 
 
 class RedactedEventMixin:

@@ -63,7 +63,7 @@ class JobApprove(APIView):
             return refused(exc, status.HTTP_403_FORBIDDEN)
         except ApprovalError as exc:
             return refused(exc, status.HTTP_409_CONFLICT)
-        return Response(ApprovalJobSerializer(job).data)
+        return Response(ApprovalJobSerializer(job, context={"request": request}).data)
 
 
 class JobRefuse(APIView):
@@ -78,4 +78,4 @@ class JobRefuse(APIView):
             job = do_refuse(job, actor=request.user, reason=given.validated_data["reason"])
         except ApprovalError as exc:
             return refused(exc, status.HTTP_409_CONFLICT)
-        return Response(ApprovalJobSerializer(job).data)
+        return Response(ApprovalJobSerializer(job, context={"request": request}).data)

@@ -60,4 +60,4 @@ class LetterEditReplay(APIView):
                               actor=request.user, reason=data["reason"], ticket=data["ticket"])
         except JobError as exc:
             return refused(exc)
-        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)

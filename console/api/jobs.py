@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.scope import visible
+from console.access.serializers import RedactedJobMixin
 from console.api.errors import ErrorSerializer, refused
 from console.api.keyset import NewestFirstPagination
 from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
@@ -33,7 +34,7 @@ class ParamField(serializers.ReadOnlyField):
         return (params or {}).get(self.field_name, self.empty)
 
 
-class JobSerializer(serializers.ModelSerializer):
+class JobSerializer(RedactedJobMixin, serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_name", read_only=True)
     percent = serializers.IntegerField(read_only=True)
     params = serializers.JSONField(read_only=True, help_text="The kind's parameters, as asked for")
@@ -140,7 +141,7 @@ class JobList(generics.ListAPIView):
             )
         except JobError as exc:
             return refused(exc)
-        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
 class JobPreview(APIView):
@@ -176,7 +177,7 @@ class JobControl(APIView):
             job = self.control(job, actor=request.user, reason=given.validated_data["reason"])
         except JobError as exc:
             return refused(exc, status.HTTP_409_CONFLICT)
-        return Response(JobSerializer(job).data)
+        return Response(JobSerializer(job, context={"request": request}).data)
 
 
 class JobCancel(JobControl):

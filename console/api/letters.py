@@ -20,7 +20,7 @@ from console.access.serializers import RedactedLetterMixin
 from console.api.audit import AuditEventSerializer
 from console.api.keyset import KeysetPagination
 from console.models import AuditEvent, DeadLetter
-from console.services.selection import SelectionError, filter_letters
+from console.services.selection import SelectionError, visible_matches
 
 PREVIEW_BYTES = 200
 ENVELOPE_FIELDS = [
@@ -133,14 +133,25 @@ class LetterList(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet:
+        # For a viewer, filters on content find only what the masked letters still show; the
+        # page is confirmed from the cursor on, like the place page (visible_matches).
+        cursor = self.request.query_params.get("cursor", "")
         try:
-            letters = filter_letters(self.request.query_params)
+            self.matches = visible_matches(self.request.user, self.request.query_params,
+                                           visible(self.request.user, DeadLetter.objects.all()),
+                                           after=int(cursor) if cursor.isdigit() else None)
         except SelectionError as exc:
             raise ParseError(str(exc)) from None
         # A list of 5 MiB bodies would be slow and useless: fetch only their first bytes.
         head = Substr("body", 1, PREVIEW_BYTES, output_field=BinaryField())
-        letters = visible(self.request.user, letters)
+        letters = self.matches.letters
         return letters.defer("body", "headers", "exception_stack", "envelope_details").annotate(body_head=head)
+
+    def paginate_queryset(self, queryset):
+        rows = super().paginate_queryset(queryset)
+        if self.paginator.next_cursor is None and not self.matches.complete:
+            self.paginator.next_cursor = self.matches.checked_to  # candidates remain to be confirmed
+        return rows
 
 
 class LetterDetail(generics.RetrieveAPIView):

@@ -91,7 +91,7 @@ class PlaceJob(APIView):
             job = request_job(self.kind, place=place, actor=request.user, **given.validated_data)
         except JobError as exc:
             return refused(exc)
-        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
 class PlaceCapture(PlaceJob):

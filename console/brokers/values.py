@@ -9,6 +9,9 @@ give back as integers (written with an exponent) ``$float``. A table key that st
 PostgreSQL's text and JSON cannot hold NUL, nor UTF-16 surrogates on their own: a string with
 either is tagged ``$str`` (its UTF-8 bytes, surrogates kept, in base64) and comes back exact.
 A table key cannot be tagged: its NUL is written as the visible escape ``\\x00``.
+
+Also the one-line preview of a body (``body_preview``), which the pages show and
+console.access.redaction makes from masked bodies, so it lives below both.
 """
 
 from __future__ import annotations
@@ -124,3 +127,29 @@ def display(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+#: Characters of the body shown in a list row.
+PREVIEW_CHARS = 80
+
+
+def utf8_prefix(data: bytes) -> str | None:
+    """``data`` as text if it is UTF-8, allowing a character cut in two at the very end."""
+    for cut in range(4):
+        try:
+            return data[: len(data) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def body_preview(head: bytes | memoryview | None, size: int) -> str:
+    """A one-line taste of a body for a list row."""
+    if not size:
+        return ""
+    data = bytes(head or b"")
+    text = utf8_prefix(data)
+    if text is None:
+        return f"(binary, {size} bytes)"
+    text = " ".join(text.split())
+    return text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS or size > len(data) else "")

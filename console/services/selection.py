@@ -7,6 +7,7 @@ those letters, not the ones that arrived since.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from django.db.models import BinaryField, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Value
 from django.utils.dateparse import parse_datetime
 
+from console.access.redaction import MASK, Redactor, for_user
 from console.models import DeadLetter
 from console.models.letter import LetterSearch
 
@@ -121,6 +123,75 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
     if "until" in f:
         qs = qs.filter(captured_at__lt=_datetime(f["until"], "until"))
     return qs
+
+
+#: Filters on what a rule may mask: confirmed against the masked letter for a user who sees
+#: masked content (see visible_matches).
+CONTENT_KEYS = ("q", "header_value", "exception")
+#: At most this many candidates are confirmed per answer; past them a count is "at least".
+CONFIRM_CAP = 2000
+_CONFIRM_CHUNK = 25  # whole bodies are read to be masked: a few at a time
+
+
+@dataclass
+class Matches:
+    """The letters a user finds with a filter. ``complete`` is False when a content filter had
+    more candidates than CONFIRM_CAP: ``letters`` are then the confirmed ones among the first
+    candidates (a count of them is "at least"), and the next answer resumes after ``checked_to``."""
+
+    letters: QuerySet
+    complete: bool = True
+    checked_to: int | None = None
+
+
+def visible_matches(user, params: dict[str, Any], queryset: QuerySet | None = None,
+                    after: int | None = None) -> Matches:
+    """Letters matching a filter as ``user`` sees them (the place page, its count, the API).
+
+    For a user who sees masked content, a filter on the body, a header's value or the exception
+    must not find letters by what the mask hides, or it becomes an oracle: searching for a card
+    number, one digit at a time, would tell which letter holds it. The raw filter (fast, by the
+    trigram and GIN indexes of LetterSearch) only proposes candidates; each is then masked as
+    the user would see it and kept only if the masked content still matches. Searching stays
+    useful (what the user can read, they can find) and exact; a needle holding the mask itself
+    is refused, as it could only match the masks. ``after`` starts past an id (keyset pages).
+    """
+    letters = filter_letters(params, queryset)
+    f = clean_filter(params)
+    asked = {key: f[key] for key in CONTENT_KEYS if key in f}
+    redactor = for_user(user) if asked else None
+    if redactor is None:
+        return Matches(letters)
+    if any(MASK in needle for needle in asked.values()):
+        raise SelectionError(f"a filter cannot search for the mask {MASK}: it stands for hidden content")
+    candidates = letters.order_by("id").values_list("id", flat=True)
+    if after is not None:
+        candidates = candidates.filter(id__gt=after)
+    ids = list(candidates[: CONFIRM_CAP + 1])
+    complete = len(ids) <= CONFIRM_CAP
+    ids = ids[:CONFIRM_CAP]
+    confirmed = []
+    for start in range(0, len(ids), _CONFIRM_CHUNK):
+        chunk = DeadLetter.objects.filter(id__in=ids[start:start + _CONFIRM_CHUNK]).only(
+            "id", "body", "headers", "exception_type")
+        confirmed.extend(letter.pk for letter in chunk if _still_matches(redactor, letter, f))
+    return Matches(letters.filter(id__in=confirmed), complete, None if complete else ids[-1])
+
+
+def _still_matches(redactor: Redactor, letter: DeadLetter, asked: dict[str, str]) -> bool:
+    """Whether the masked letter matches the content filters of ``asked`` (the cleaned filter)
+    as the raw one did."""
+    if "q" in asked:
+        body = redactor.body(letter.body_bytes)
+        if body is None or asked["q"].encode("utf-8") not in body:
+            return False
+    if "header_value" in asked:
+        # As the raw filter: the header's value, as stored (a string), equals the needle.
+        if redactor.value(letter.headers or {}).get(asked["header"]) != asked["header_value"]:
+            return False
+    if "exception" in asked and redactor.string(letter.exception_type) != asked["exception"]:
+        return False
+    return True
 
 
 def freeze(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None) -> dict[str, Any]:

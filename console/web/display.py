@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from console.brokers.values import display
+# Previews are made below the web layer, since console.access masks them too.
+from console.brokers.values import PREVIEW_CHARS, body_preview, display, utf8_prefix  # noqa: F401 (views import them here)
 
 #: How much of a body a page shows; the rest is behind "download body".
 BODY_PAGE_LIMIT = 256 * 1024
 #: Hex takes about three characters per byte, so a hex view shows fewer bytes.
 HEX_PAGE_LIMIT = 64 * 1024
-#: Characters of the body shown in a list row.
-PREVIEW_CHARS = 80
 
 
 @dataclass
@@ -48,21 +47,11 @@ def body_view(body: bytes) -> BodyView:
         else:
             if isinstance(parsed, (dict, list)):
                 return BodyView("json", json.dumps(parsed, indent=2, ensure_ascii=False), total, total)
-    text = _utf8_prefix(head)
+    text = utf8_prefix(head)
     if text is not None:
         return BodyView("text", text, len(text.encode("utf-8")), total)
     shown = body[:HEX_PAGE_LIMIT]
     return BodyView("hex", hex_dump(shown), len(shown), total)
-
-
-def _utf8_prefix(data: bytes) -> str | None:
-    """``data`` as text if it is UTF-8, allowing a character cut in two at the very end."""
-    for cut in range(4):
-        try:
-            return data[: len(data) - cut].decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-    return None
 
 
 def hex_dump(data: bytes, width: int = 16) -> str:
@@ -73,18 +62,6 @@ def hex_dump(data: bytes, width: int = 16) -> str:
         ascii_part = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
         lines.append(f"{offset:08x}  {chunk.hex(' '):<{width * 3}} {ascii_part}")
     return "\n".join(lines)
-
-
-def body_preview(head: bytes | memoryview | None, size: int) -> str:
-    """A one-line taste of a body for a list row."""
-    if not size:
-        return ""
-    data = bytes(head or b"")
-    text = _utf8_prefix(data)
-    if text is None:
-        return f"(binary, {size} bytes)"
-    text = " ".join(text.split())
-    return text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS or size > len(data) else "")
 
 
 def value_rows(values: dict[str, Any]) -> list[tuple[str, str]]:

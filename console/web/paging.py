@@ -19,7 +19,8 @@ class Page:
     is_continued: bool
 
 
-def _key(raw: str | None) -> int | None:
+def page_key(raw: str | None) -> int | None:
+    """The id a page continues from, or None when the query string gives none (or garbage)."""
     try:
         return int(raw) if raw not in (None, "") else None
     except ValueError:
@@ -28,7 +29,7 @@ def _key(raw: str | None) -> int | None:
 
 def page_after(queryset: QuerySet, after: str | None, size: int = PAGE_SIZE) -> Page:
     """Rows in ascending id order following ``after``."""
-    key = _key(after)
+    key = page_key(after)
     if key is not None:
         queryset = queryset.filter(id__gt=key)
     rows = list(queryset.order_by("id")[: size + 1])
@@ -39,7 +40,7 @@ def page_after(queryset: QuerySet, after: str | None, size: int = PAGE_SIZE) -> 
 
 def page_before(queryset: QuerySet, before: str | None, size: int = PAGE_SIZE) -> Page:
     """Rows in descending id order (newest first) preceding ``before``."""
-    key = _key(before)
+    key = page_key(before)
     if key is not None:
         queryset = queryset.filter(id__lt=key)
     rows = list(queryset.order_by("-id")[: size + 1])

@@ -12,9 +12,10 @@ from django.db.models.functions import Substr
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from console.access.redaction import for_user, mask_envelopes, mask_jobs, mask_previews
 from console.access.scope import visible
-from console.models import DeadLetter, Job
 from console.jobs.approvals import ApprovalError, do_approve, do_refuse, is_requester, may_approve
+from console.models import DeadLetter, Job
 from console.services.jobs import JobError, preview_frozen
 from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.job_actions import act_on_job
@@ -39,7 +40,11 @@ def approval_context(request, job: Job) -> dict:
                   .order_by("id"))
     for letter in sample:
         letter.preview = body_preview(letter.body_head, letter.body_size)
-    context["approval_preview"] = {**summary, "sample_letters": sample}
+    mask_previews(request.user, sample)
+    mask_envelopes(request.user, sample)
+    redactor = for_user(request.user)  # the frozen filter may name what a rule masks
+    selection = summary["selection"] if redactor is None else redactor.value(summary["selection"])
+    context["approval_preview"] = {**summary, "selection": selection, "sample_letters": sample}
     return context
 
 
@@ -50,6 +55,7 @@ def approval_list(request):
     jobs = list(visible(request.user, waiting).order_by("expires_at", "id")[:500])
     for job in jobs:
         job.why_not = _why_not(job, request.user)
+    mask_jobs(request.user, jobs)
     return render(request, "web/approvals.html", {"jobs": jobs})
 
 

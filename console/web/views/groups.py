@@ -8,6 +8,7 @@ from datetime import timezone as dt_timezone
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 
+from console.access.redaction import mask_envelopes
 from console.access.scope import scope_of, visible
 from console.models import DeadLetter, DeadPlace, FailureGroupHistory, LetterState
 from console.services.groups import daily_counts, failure_groups
@@ -52,6 +53,7 @@ def group_list(request, place_id: int | None = None):
     # places and samples come from their places alone.
     letters = visible(request.user, DeadLetter.objects.all())
     groups = failure_groups(params, letters=letters)
+    mask_envelopes(request.user, groups)  # the sample exception comes from a letter's headers
     places = DeadPlace.objects.select_related("broker").in_bulk({pid for g in groups for pid in g.places})
     rows = [(group, [places[pid] for pid in group.places if pid in places]) for group in groups]
     where = place.name if place else "all places"
@@ -74,6 +76,7 @@ def group_history(request):
     counts over every place at once, so a user limited to some sees none of it (the page says
     so) and reads their places' groups in custody instead."""
     rows = history_groups(groups=visible(request.user, FailureGroupHistory.objects.all()), limit=HISTORY_GROUPS)
+    mask_envelopes(request.user, rows)
     top = rows[:CHARTED_GROUPS]
     chart = line_chart(
         f"Letters per day in the {CHARTED_GROUPS} largest groups of the whole history",

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from console.access.redaction import mask_jobs
 from console.access.scope import visible
 from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.models import DeadLetter, Job
@@ -46,6 +47,7 @@ def job_list(request):
     elif status == "active":
         jobs = jobs.exclude(status__in=Job.FINISHED)
     page = page_before(jobs, request.GET.get("before"))
+    mask_jobs(request.user, page.rows)
     return render(request, "web/jobs.html", {"page": page, "status": status, "statuses": Job.Status.choices})
 
 
@@ -53,6 +55,13 @@ def job_list(request):
 def job_detail(request, job_id: int):
     """The full page, or (for htmx) just the progress part: HTTP 286 stops polling once ended."""
     job = get_object_or_404(Job.objects.select_related("place", "place__broker"), pk=job_id)
+    # What the job counts and whether it ended are read above; the texts shown are masked.
+    # What the operator saw is what the job touches: how many arrived since, among the letters
+    # the user may see (new letters elsewhere are not theirs to count).
+    letters = visible(request.user, DeadLetter.objects.all())
+    arrived = arrived_since(job.selection, letters) if job.kind != Job.Kind.CAPTURE and not request.htmx else 0
+    approval = approval_context(request, job) if not request.htmx else {}
+    mask_jobs(request.user, [job])
     context = {"job": job, "controls": controls(job)}
     if request.htmx:
         # Swap the buttons only when they change, so keyboard focus on one is not lost each second.
@@ -61,11 +70,8 @@ def job_detail(request, job_id: int):
         if job.is_finished:
             response.status_code = HttpResponseStopPolling.status_code
         return response
-    # What the operator saw is what the job touches: say how many arrived since.
-    # Counted among the letters the user may see: new letters elsewhere are not theirs to count.
-    letters = visible(request.user, DeadLetter.objects.all())
-    context["arrived_since"] = arrived_since(job.selection, letters) if job.kind != Job.Kind.CAPTURE else 0
-    context.update(approval_context(request, job))
+    context["arrived_since"] = arrived
+    context.update(approval)
     return render(request, "web/job.html", context)
 
 

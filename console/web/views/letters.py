@@ -10,7 +10,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction import ShownContent, mask_events, mask_previews
+from console.access.redaction import ShownContent, mask_envelopes, mask_events, mask_previews
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.models import AuditEvent, DeadLetter
@@ -43,11 +43,13 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers))
     # A return may have died in another place (after a move): shown only where the user may look.
     returns = list(visible(request.user, letter.returns.select_related("last_job")).order_by("id"))
+    mask_envelopes(request.user, returns)
     context = {
         "letter": letter,
         "headers": value_rows(shown.headers),
         "properties": value_rows(shown.properties),
-        "x_death": x_death_rows(letter.envelope_details, shown.headers),
+        "envelope": shown.envelope,
+        "x_death": x_death_rows(shown.envelope["envelope_details"], shown.headers),
         "body": body_view(shown.body) if shown.body is not None else BodyView("hidden", "", 0, letter.body_size),
         "masked": shown.masked,
         "edited_from": (letter.envelope_details or {}).get("edited_from"),

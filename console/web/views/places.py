@@ -7,16 +7,16 @@ from django.db.models import BinaryField
 from django.db.models.functions import Substr
 from django.shortcuts import get_object_or_404, render
 
-from console.access.redaction import mask_previews
+from console.access.redaction import mask_envelopes, mask_previews
 from console.brokers import adapter_class
 from console.models import DeadPlace
 from console.services.samples import place_trend
-from console.services.selection import SelectionError, filter_letters
+from console.services.selection import SelectionError, visible_matches
 from console.web.action_forms import ShovelForm
 from console.web.charts import Chart, Series, line_chart
 from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.forms import LetterFilterForm
-from console.web.paging import page_after
+from console.web.paging import page_after, page_key
 
 #: The filter's hidden copy inside the action form is prefixed, since "reason" means the
 #: failure reason in the filter and the operator's reason in the action.
@@ -77,19 +77,26 @@ def place_letters(request, place_id: int):
     place = _place(place_id)
     filter_form = LetterFilterForm(request.GET)
     filters = filter_form.filter_values()
-    letters, matching, exact, error = None, 0, True, ""
+    params, after = {**filters, "place": place.pk}, request.GET.get("after")
+    matches, matching, exact, at_least, error = None, 0, True, False, ""
     try:
-        letters = filter_letters({**filters, "place": place.pk})
-        matching, exact = capped_count(letters)
+        # For a viewer, filters on content count only what the masked letters still show.
+        counted = visible_matches(request.user, params)
+        matching, exact = capped_count(counted.letters)
+        at_least = not counted.complete
+        matches = visible_matches(request.user, params, after=page_key(after)) if after else counted
     except SelectionError as exc:
         error = str(exc)
     page = None
-    if letters is not None:
+    if matches is not None:
         head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
-        page = page_after(letters.defer("body").annotate(body_head=head), request.GET.get("after"))
+        page = page_after(matches.letters.defer("body").annotate(body_head=head), after)
+        if page.next_key is None and not matches.complete:
+            page.next_key = matches.checked_to  # more candidates remain to be confirmed
         for letter in page.rows:
             letter.preview = body_preview(letter.body_head, letter.body_size)
         mask_previews(request.user, page.rows)
+        mask_envelopes(request.user, page.rows)
     context = {
         "place": place,
         "capabilities": capability_rows(place),
@@ -99,6 +106,8 @@ def place_letters(request, place_id: int):
         "filter_error": error,
         "matching": matching,
         "matching_exact": exact,
+        # A viewer's content filter confirmed only the first candidates: "at least".
+        "matching_at_least": at_least,
         "preselect_all": request.GET.get("select_all") == "1",
         "page": page,
         "charts": trend_charts(place),
