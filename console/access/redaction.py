@@ -191,20 +191,16 @@ class Redactor:
         """``fields`` (a letter's, a failure group's) with the envelope's texts masked: the
         exception's type, message and stack and the envelope details are copied from headers
         that frameworks write, so they hold whatever the message held."""
-        masked = dict(fields)
-        for name in ENVELOPE_FIELDS:
-            if name in masked:
-                masked[name] = self.value(masked[name])
-        return masked
+        return self._named(fields, ENVELOPE_FIELDS)
 
     def job_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """A job's typed texts (reason, ticket, target, filter, log, error) masked: an operator
         may type or filter on a card number, and a log line may quote a broker's answer."""
-        masked = dict(fields)
-        for name in JOB_FIELDS:
-            if name in masked:
-                masked[name] = self.value(masked[name])
-        return masked
+        return self._named(fields, JOB_FIELDS)
+
+    def _named(self, fields: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+        """A copy of ``fields`` with those of these names masked."""
+        return {name: self.value(value) if name in names else value for name, value in fields.items()}
 
     def event_row(self, row: dict[str, Any]) -> dict[str, Any]:
         """An audit event's row (API, exports) with the texts people typed and its details
