@@ -177,6 +177,8 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BEAT_SCHEDULE = {
     "check-brokers": {"task": "console.check_brokers", "schedule": env_int("DLO_CHECK_SECONDS", 60)},
     "sample-places": {"task": "console.sample_places", "schedule": env_int("DLO_SAMPLE_SECONDS", 60)},
+    # New dead places appear, vanished ones are marked gone, without a click (audited when so).
+    "discover-brokers": {"task": "console.discover_brokers", "schedule": env_int("DLO_DISCOVER_SECONDS", 300)},
     "resume-stale-jobs": {"task": "console.resume_stale_jobs", "schedule": 60},
     "expire-unapproved-jobs": {"task": "console.expire_unapproved_jobs", "schedule": 60},
     # The pipeline (console.pipeline.tasks): archive to the lake, then groups, then retention.

@@ -1,5 +1,6 @@
 """Periodic work scheduled by Celery beat: broker health and place samples for the charts
-(neither changes a letter, a queue or a setting, so neither writes audit rows); resuming jobs
+(neither changes a letter, a queue or a setting, so neither writes audit rows); discovery of
+every broker (places that appear or go are audited, as ``system:discovery``); resuming jobs
 whose worker died; expiring jobs nobody approved (audited by console.jobs.approvals).
 """
 
@@ -13,7 +14,7 @@ from django.utils import timezone
 
 from console.brokers import BrokerError
 from console.models import Broker, DeadLetter, DeadPlace, LetterState, PlaceSample
-from console.services.brokers import check_broker
+from console.services.brokers import check_broker, do_discover
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,26 @@ def check_brokers() -> dict[str, bool]:
         except ValueError as exc:  # a secret that no configured key decrypts
             log.error("broker %s: %s", broker.name, exc)
             results[broker.name] = False
+    return results
+
+
+#: Who the audit says found the places that scheduled discovery adds or marks gone.
+DISCOVERY_ACTOR = "system:discovery"
+
+
+def discover_brokers() -> dict[str, int | str]:
+    """Discover every broker, so a new dead place appears (and a vanished one is marked gone)
+    without anyone clicking; per broker, how many places it has, or why it did not answer."""
+    results: dict[str, int | str] = {}
+    for broker in Broker.objects.all():
+        try:
+            results[broker.name] = len(do_discover(broker, actor=DISCOVERY_ACTOR, scheduled=True))
+        except BrokerError as exc:
+            log.warning("scheduled discovery of %s failed: %s", broker.name, exc.message)
+            results[broker.name] = exc.message
+        except ValueError as exc:  # a secret that no configured key decrypts
+            log.error("broker %s: %s", broker.name, exc)
+            results[broker.name] = str(exc)
     return results
 
 

@@ -19,6 +19,13 @@ def check_brokers() -> dict:
     return check()
 
 
+@shared_task(name="console.discover_brokers")
+def discover_brokers() -> dict:
+    from console.jobs.periodic import discover_brokers as discover
+
+    return discover()
+
+
 @shared_task(name="console.sample_places")
 def sample_places() -> int:
     from console.jobs.periodic import sample_places as sample

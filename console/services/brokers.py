@@ -191,8 +191,12 @@ def check_broker(broker: Broker) -> dict:
     return facts
 
 
-def do_discover(broker: Broker, *, actor: Actor) -> list[DeadPlace]:
-    """Ask the broker for its dead places; add new ones, refresh known ones, flag vanished ones."""
+def do_discover(broker: Broker, *, actor: Actor, scheduled: bool = False) -> list[DeadPlace]:
+    """Ask the broker for its dead places; add new ones, refresh known ones, flag vanished ones
+    (``gone``: a place is never deleted with its letters). Each place that appears or goes is
+    an audit event of its own (``place.appeared``, ``place.gone``). A person's discovery is
+    always audited (``broker.discover``); a ``scheduled`` one (console.jobs.periodic) only
+    when it found a change, so the audit does not fill with rounds that changed nothing."""
     try:
         with broker.adapter() as adapter:
             found = adapter.discover()
@@ -201,11 +205,11 @@ def do_discover(broker: Broker, *, actor: Actor) -> list[DeadPlace]:
             reachable=False, last_error=exc.message, last_checked_at=timezone.now()
         )
         raise
-    return _apply_discovery(broker, found, actor=actor)
+    return _apply_discovery(broker, found, actor=actor, scheduled=scheduled)
 
 
 @transaction.atomic
-def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor) -> list[DeadPlace]:
+def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor, scheduled: bool) -> list[DeadPlace]:
     now = timezone.now()
     known = {(p.scope, p.name): p for p in DeadPlace.objects.select_for_update().filter(broker=broker)}
     added, places = [], []
@@ -214,7 +218,9 @@ def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor) ->
         if place is None:
             # A place found by discovery is not a manual one (the model's default).
             place = DeadPlace(broker=broker, name=info.name, scope=info.scope, discovered_by=info.discovered_by)
-            added.append(info.name)
+            added.append(place)
+        elif place.gone:
+            added.append(place)  # it had vanished and is back
         place.kind = info.kind
         if place.discovered_by != "manual":
             place.discovered_by = info.discovered_by
@@ -234,8 +240,13 @@ def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor) ->
     Broker.objects.filter(pk=broker.pk).update(
         reachable=True, last_error="", last_discovery_at=now, last_checked_at=now
     )
-    audit.record("broker.discover", actor=actor, broker=broker, count=len(places),
-                 details={"added": added, "gone": [p.name for p in vanished]})
+    for place in added:
+        audit.record("place.appeared", actor=actor, place=place, details={"discovered_by": place.discovered_by})
+    for place in vanished:
+        audit.record("place.gone", actor=actor, place=place)
+    if added or vanished or not scheduled:
+        audit.record("broker.discover", actor=actor, broker=broker, count=len(places),
+                     details={"added": [p.name for p in added], "gone": [p.name for p in vanished]})
     return places
 
 

@@ -160,7 +160,7 @@ def test_a_rejected_message_goes_back_to_its_one_subscription_through_the_api(ap
     events = api.get("/api/audit/").json()["results"]
     mine = {e["action"]: e for e in events if e["action"] != "job.requested"
             and (e["broker"] == topology.prefix or letter["id"] in e["letter_ids"])}
-    assert set(mine) == {"broker.add", "broker.discover", "capture", "replay"}
+    assert set(mine) == {"broker.add", "broker.discover", "place.appeared", "capture", "replay"}
     assert all(e["actor"] == "olga" for e in mine.values())
     assert mine["capture"]["letter_ids"] == [letter["id"]]
     assert (mine["replay"]["letter_ids"], mine["replay"]["reason"]) == ([letter["id"]], "billing bug 77 fixed")

@@ -51,7 +51,7 @@ def test_filters_by_actor_action_place_job_letter_and_time(signed_in, events, pl
     assert shown(action="capture") == set(AuditEvent.objects.filter(action="capture").values_list("id", flat=True))
     assert len(shown(action="capture")) == 2
     at_place = set(AuditEvent.objects.filter(place_name=place.name).values_list("id", flat=True))
-    assert len(at_place) == 3  # the captures, and the job on letters of that place alone
+    assert len(at_place) == 4  # the place appearing, the captures, and the job on letters of that place alone
     assert shown(place=place.name) == at_place
     assert shown(place="elsewhere.dlq") == set()
     assert shown(job=events["job"].pk) == {AuditEvent.objects.get(action="job.requested").pk}
