@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 from django.db.models import Count
 
 from console.jobs.kinds.base import JobKind, Plan
-from console.models import Job
 from console.services.audit import Actor
 from console.services.jobs import JobError, checked_frozen
 from console.services.selection import SelectionError, freeze, resolve
@@ -34,6 +33,3 @@ class LettersKind(JobKind):
             raise JobError("no letters match this selection")
         return Plan(per_place=per_place, selection=selection,
                     details={"filter": selection.get("filter"), "max_id": selection.get("max_id")})
-
-    def letter_ids(self, job: Job) -> list[int]:
-        return job.selection.get("ids", [])
