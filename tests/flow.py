@@ -8,10 +8,10 @@ import threading
 
 from django.db import connections
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import DeadLetter, DeadPlace, Job
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 
 
 def discovered(broker, operator, name: str, scope: str = "") -> DeadPlace:

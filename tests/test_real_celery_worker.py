@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from console.brokers.memory.adapter import Message
+from console.jobs.requests import request_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
 from console.services.custody import store_captured
-from console.jobs.requests import request_job
 from tests.workers import JobWatch, Worker
 
 

@@ -42,6 +42,14 @@ def guard_places(actor, place_ids: Iterable[int]) -> None:
         raise OutOfScope(f"{len(outside)} of the dead places this touches are outside what you may act on")
 
 
+def guard_reach(actor, place_ids: Iterable[int], targets: Iterable) -> None:
+    """Refuse a job (asked for, or to be approved) that touches any dead place, or publishes
+    into any target queue (``broker_id``, ``name``, ``scope``), outside the actor's scope."""
+    guard_places(actor, place_ids)
+    for target in targets:
+        guard_target(actor, target.broker_id, target.name, target.scope)
+
+
 def guard_target(actor, broker_id: int, name: str, scope_name: str = "") -> None:
     """Refuse publishing into the queue ``name`` (in ``scope_name``, e.g. a vhost) of a broker
     unless the actor may act on it."""

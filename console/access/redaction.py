@@ -176,9 +176,6 @@ class Redactor:
             return MASK if self.text(str(value)) != str(value) else value
         return value
 
-    #: The former name of :meth:`value` (headers, properties and audit details), still used.
-    structure = value
-
     def body(self, raw: bytes) -> bytes | None:
         """The masked body, or None when it is binary (not UTF-8) and cannot be masked."""
         try:
@@ -206,30 +203,17 @@ class Redactor:
         """An audit event's row (API, exports) with the texts people typed and its details
         masked (every rule kind: an edit's body diff gets the JSON-path rules by field name,
         see :meth:`string`)."""
-        masked = dict(row)
-        for name in AUDIT_FIELDS:
-            if name in masked:
-                masked[name] = self.value(masked[name])
-        return masked
+        return self._named(row, AUDIT_FIELDS)
 
     def _tagged(self, tag: str, inner: str) -> Any:
-        if tag == "$bytes":
-            raw = base64.b64decode(inner)
-            # Bytes that are not UTF-8 are masked too: a card number in ASCII inside binary
-            # would otherwise leave in the base64; surrogateescape keeps the other bytes exact.
-            text = raw.decode("utf-8", "surrogateescape")
-            masked = self.string(text)
-            if masked == text:
-                return {tag: inner}
-            return {tag: base64.b64encode(masked.encode("utf-8", "surrogateescape")).decode("ascii")}
-        if tag == "$str":
-            text = base64.b64decode(inner).decode("utf-8", "surrogatepass")
-            masked = self.string(text)
-            if masked == text:
-                return {tag: inner}
-            return {tag: base64.b64encode(masked.encode("utf-8", "surrogatepass")).decode("ascii")}
-        # $decimal, $float, $ts: shown as their text, so masked as it.
-        return {tag: MASK} if self.string(inner) != inner else {tag: inner}
+        errors = _BASE64_TEXT.get(tag)
+        if errors is None:  # $decimal, $float, $ts: shown as their text, so masked as it
+            return {tag: MASK} if self.string(inner) != inner else {tag: inner}
+        text = base64.b64decode(inner).decode("utf-8", errors)
+        masked = self.string(text)
+        if masked == text:
+            return {tag: inner}
+        return {tag: base64.b64encode(masked.encode("utf-8", errors)).decode("ascii")}
 
     def _json(self, parsed: Any) -> Any:
         for steps in self.paths:
@@ -258,6 +242,10 @@ AUDIT_FIELDS = ("reason", "ticket", "target", "outcome", "details")
 #: Job fields a person typed or a run wrote.
 JOB_FIELDS = ("reason", "ticket", "target", "params", "selection", "log", "error", "pause_reason")
 _TEXT_TAGS = ("$bytes", "$str", "$decimal", "$float", "$ts")
+#: Tags holding base64, masked as the text they decode to, with the codec error handler that
+#: gives back the exact bytes: bytes that are not UTF-8 are masked too (a card number in ASCII
+#: inside binary would otherwise leave in the base64), and ``$str`` keeps lone surrogates.
+_BASE64_TEXT = {"$bytes": "surrogateescape", "$str": "surrogatepass"}
 _NOT_JSON = object()
 _SCALAR = re.compile(r"[^,}\]\s]*")
 

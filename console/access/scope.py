@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 
-
 class OutOfScope(PermissionError):
     """The user may not see or act on this broker, place or letter."""
 

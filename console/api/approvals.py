@@ -14,8 +14,8 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
 from console.api.keyset import NewestFirstPagination
-from console.models import Job
 from console.jobs.approvals import ApprovalError, NotAllowedToApprove, SelfApprovalError, do_approve, do_refuse
+from console.models import Job
 
 
 class ApprovalJobSerializer(JobSerializer):

@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 
 from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
-from console.models import DeadLetter
 from console.jobs.requests import request_job
+from console.models import DeadLetter
 from console.services.edit import tagged_headers
 from console.services.jobs import JobError
 

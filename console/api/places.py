@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.api.jobs import JobSerializer
-from console.models import DeadPlace, LetterState
 from console.jobs.requests import request_job
+from console.models import DeadPlace, LetterState
 from console.services.jobs import JobError
 
 

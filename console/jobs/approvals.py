@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from console.access.guards import guard_places, guard_target
+from console.access.guards import guard_reach
 from console.access.roles import has
 from console.access.scope import OutOfScope
 from console.jobs.kinds import kind
@@ -97,9 +97,7 @@ def may_approve(job: Job, actor: Actor) -> str:
     if not has(actor, job_kind.permission):
         return f"approving a {job.get_kind_display().lower()} needs the right to ask for one"
     try:
-        guard_places(actor, job.per_place)
-        for target in job_kind.targets(job):
-            guard_target(actor, target.broker_id, target.name, target.scope)
+        guard_reach(actor, job.per_place, job_kind.targets(job))
     except OutOfScope as exc:
         return str(exc)
     return ""

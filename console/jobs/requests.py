@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db import transaction
 
-from console.access.guards import guard_places, guard_target
+from console.access.guards import guard_places, guard_reach
 from console.access.roles import has, role_holding
 from console.access.scope import OutOfScope
 from console.jobs import approvals
@@ -61,20 +61,18 @@ def request_job(kind: str, *, actor: Actor, reason: str, ticket: str = "", run_h
     checked = job_kind.check_outside(params, given)
     with transaction.atomic():
         plan = job_kind.plan(params, given, actor=actor, checked=checked)
-        _guarded(guard_places, actor, plan.per_place)
-        for target in plan.targets:
-            _guarded(guard_target, actor, target.broker_id, target.name, target.scope)
-        total = plan.total
+        _guarded(guard_reach, actor, plan.per_place, plan.targets)
+        total, asked = plan.total, params.to_json()
         job = Job.objects.create(
             kind=kind, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason, ticket=ticket[:200],
-            place=plan.place, params=params.to_json(), selection=plan.selection,
+            place=plan.place, params=asked, selection=plan.selection,
             per_place={str(place_id): count for place_id, count in plan.per_place.items()},
             expected=total or 0, total=total or 0,
         )
         audit.record("job.requested", actor=actor, reason=reason, ticket=ticket, job=job, place=job.place,
                      target=", ".join(target.name for target in plan.targets)[:500],
                      letter_ids=plan.selection.get("ids", []), count=total or 0,
-                     details={"kind": kind, **params.to_json(), **plan.details,
+                     details={"kind": kind, **asked, **plan.details,
                               "per_place": job.per_place})
         job_kind.requested(job, plan, actor=actor)
         why = approvals.needs_approval(job)

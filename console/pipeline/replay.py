@@ -17,9 +17,6 @@ from pyspark.sql import functions as F
 from console.pipeline import lake as lakefs
 from console.pipeline.schema import BODIES, LETTERS, SCHEMAS
 
-CRITERIA = ("origin", "exception", "fingerprint")
-
-
 def _named(spark: SparkSession, selection: dict[str, Any]) -> DataFrame:
     """The archived letters a frozen selection names."""
     letters = lakefs.read(spark, selection["lake"], LETTERS, SCHEMAS[LETTERS])

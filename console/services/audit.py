@@ -122,7 +122,7 @@ def job_concerns(job) -> set[Concern]:
     if earlier:
         return earlier
     try:
-        letters = resolve(getattr(job, "selection", None) or {})
+        letters = resolve(job.selection or {})
     except SelectionError:
         return set()  # not a selection of letters in custody (an archive replay): concerns no place
     return set(letters.order_by().values_list("broker_id", "place_id").distinct())

@@ -9,8 +9,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from console.access.guards import guard_letters
-from console.access.scope import OutOfScope, visible
-from console.models import DeadLetter, DeadPlace
+from console.access.scope import OutOfScope
+from console.models import DeadPlace
 from console.services.audit import Actor
 from console.services.selection import SelectionError, arrived_since, clean_filter, freeze, resolve
 
@@ -55,7 +55,7 @@ def preview_frozen(selection: dict[str, Any], *, reader: Actor, sample: int = 5)
         "by_origin": by_origin,
         "other_origins": count - sum(row["count"] for row in by_origin),
         "sample": list(letters.order_by("id").values_list("id", flat=True)[:sample]),
-        "arrived_since": arrived_since(selection, visible(reader, DeadLetter.objects.all())),
+        "arrived_since": arrived_since(selection, reader=reader),
     }
 
 

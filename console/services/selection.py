@@ -16,6 +16,7 @@ from django.db.models import BinaryField, Exists, F, Func, IntegerField, OuterRe
 from django.utils.dateparse import parse_datetime
 
 from console.access.redaction import MASK, Redactor, for_user
+from console.access.scope import visible
 from console.models import DeadLetter
 from console.models.letter import LetterSearch
 
@@ -223,9 +224,10 @@ def resolve(selection: dict[str, Any]) -> QuerySet:
     raise SelectionError("a selection holds ids or a filter")
 
 
-def arrived_since(selection: dict[str, Any], letters: QuerySet | None = None) -> int:
-    """Letters (of ``letters`` if given: what the reader may see) matching a frozen filter
-    that arrived after it was frozen."""
+def arrived_since(selection: dict[str, Any], *, reader) -> int:
+    """Letters matching a frozen filter that arrived after it was frozen, among those the
+    ``reader`` may see (new letters elsewhere are not theirs to count)."""
     if "filter" not in selection:
         return 0
-    return filter_letters(selection["filter"], letters).filter(id__gt=selection.get("max_id", 0)).count()
+    letters = filter_letters(selection["filter"], visible(reader, DeadLetter.objects.all()))
+    return letters.filter(id__gt=selection.get("max_id", 0)).count()

@@ -13,9 +13,9 @@ from typing import Any
 
 from django import forms
 
+from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
 from console.models import Job
 from console.services.edit import tagged_headers
-from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
 from console.services.jobs import JobError
 from console.web.display import BODY_PAGE_LIMIT
 

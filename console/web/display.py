@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-# Previews are made below the web layer, since console.access masks them too.
-from console.brokers.values import PREVIEW_CHARS, body_preview, display, utf8_prefix  # noqa: F401 (views import them here)
+from console.brokers.values import display, utf8_prefix
 
 #: How much of a body a page shows; the rest is behind "download body".
 BODY_PAGE_LIMIT = 256 * 1024

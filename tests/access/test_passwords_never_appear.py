@@ -16,10 +16,10 @@ import pytest
 
 from console.brokers import BrokerError
 from console.brokers.memory.adapter import MemoryBroker, Message
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter
 from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
-from console.jobs.requests import request_job
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.access.test_every_url_by_role import every_url, filled

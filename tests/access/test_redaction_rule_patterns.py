@@ -25,7 +25,7 @@ def test_json_paths_reach_fields_nested_fields_and_list_items():
 def test_regexes_apply_to_text_bodies_and_header_names_to_headers():
     redactor = Redactor([("regex", r"\b(?:\d[ -]*?){13,19}\b"), ("header", "x-secret-*")])
     assert redactor.body(b"card 4111 1111 1111 1111 ok") == f"card {MASK} ok".encode()
-    assert redactor.structure({"X-Secret-Token": "t", "x-other": "4111111111111111", "n": 5}) == {
+    assert redactor.value({"X-Secret-Token": "t", "x-other": "4111111111111111", "n": 5}) == {
         "X-Secret-Token": MASK, "x-other": MASK, "n": 5}
     assert redactor.body(b"\xff\xfe binary") is None
 

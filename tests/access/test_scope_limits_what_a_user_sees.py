@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from console.brokers.memory.adapter import MemoryBroker
+from console.jobs.requests import request_job
 from console.models import Job, RoleScope
 from console.services.brokers import do_add_broker
-from console.jobs.requests import request_job
 from console.services.jobs import JobError
 from tests.web.factory import memory_place, store_letter
 

@@ -14,8 +14,8 @@ import json
 import pytest
 from django.utils import timezone
 
-from console.models import FailureGroupHistory, Job
 from console.jobs.requests import request_job
+from console.models import FailureGroupHistory, Job
 from console.services.redaction import do_set_redaction_rule
 from tests.access.test_every_url_by_role import every_url, filled
 from tests.web.factory import memory_place, store_letter

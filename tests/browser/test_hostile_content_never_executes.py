@@ -10,9 +10,9 @@ import pytest
 from playwright.sync_api import expect
 
 from console.brokers.memory.adapter import MemoryBroker
+from console.jobs.requests import request_job
 from console.models import Broker
 from console.services.brokers import do_add_broker, do_discover
-from console.jobs.requests import request_job
 from tests.web.factory import store_letter
 
 pytestmark = [pytest.mark.browser, pytest.mark.approvals, pytest.mark.django_db(transaction=True)]

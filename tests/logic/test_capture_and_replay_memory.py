@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from console.brokers.memory.adapter import Message
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, DeadPlace, Job
 from console.services.audit import verify_chain
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 from console.services.jobs import JobError
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,10 @@ import pytest
 
 from console.brokers.memory.adapter import Message
 from console.jobs.batch_sizing import FIRST_BATCH
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 
 pytestmark = pytest.mark.django_db
 

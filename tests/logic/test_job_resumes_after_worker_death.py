@@ -9,11 +9,11 @@ from django.utils import timezone
 
 from console.brokers.memory.adapter import Message
 from console.jobs.control import claim
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
+from console.jobs.steering import do_resume_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
-from console.jobs.steering import do_resume_job
 from console.services.jobs import JobError
 
 pytestmark = pytest.mark.django_db

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import DeadLetter, LetterSearch
-from console.jobs.requests import request_job
 from console.services.selection import filter_letters
 from tests.web.factory import memory_place, store_letter
 

@@ -6,10 +6,10 @@ import pytest
 
 from console.brokers.memory.adapter import Message
 from console.jobs.periodic import check_brokers, sample_places
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import Broker, PlaceSample
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 
 pytestmark = pytest.mark.django_db
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import DeadLetter, DeadPlace, Job
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 
 
 def discover_place(broker, source, actor="tests") -> DeadPlace:

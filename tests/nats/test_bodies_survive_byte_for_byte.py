@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import Job
-from console.jobs.requests import request_job
 from tests.nats.flow import capture, discover_place, letters_of, replay
 
 pytestmark = [pytest.mark.nats, pytest.mark.django_db]

@@ -7,9 +7,9 @@ import pytest
 
 from console.brokers import Outgoing
 from console.brokers.values import from_json
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import Job
-from console.jobs.requests import request_job
 from tests.nats.flow import capture, discover_place, letters_of
 
 pytestmark = [pytest.mark.nats, pytest.mark.django_db]

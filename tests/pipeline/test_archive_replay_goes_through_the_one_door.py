@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
+from console.jobs.requests import request_job
 from console.models import AuditEvent, Job, RoleScope
 from console.pipeline.archive import archive
-from console.jobs.requests import request_job
 from console.services.jobs import JobError
 
 pytestmark = [pytest.mark.django_db, pytest.mark.approvals]

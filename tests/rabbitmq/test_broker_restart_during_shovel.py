@@ -12,9 +12,9 @@ from __future__ import annotations
 import aio_pika
 import pytest
 
+from console.jobs.requests import request_job
 from console.models import AuditEvent, DeadPlace, Job
 from console.services.brokers import do_add_broker
-from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from console.jobs import returns
-from console.jobs.runner import run_job
-from console.models import AuditEvent, DeadLetter, Job, LetterState
 from console.jobs.requests import request_job
+from console.jobs.runner import run_job
 from console.jobs.steering import do_resume_job
+from console.models import AuditEvent, DeadLetter, Job, LetterState
 from tests.rabbitmq.standing_consumer import ACK, REJECT, StandingConsumer
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import DeadLetter
 from console.services.brokers import do_discover
 from console.services.custody import store_captured
-from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 

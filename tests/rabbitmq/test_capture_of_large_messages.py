@@ -9,9 +9,9 @@ import os
 import aio_pika
 import pytest
 
+from console.jobs.requests import request_job
 from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 from tests.flow import JobThread
 
 pytestmark = pytest.mark.rabbitmq

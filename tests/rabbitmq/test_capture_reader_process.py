@@ -14,9 +14,9 @@ import pytest
 
 from console.brokers import BrokerError, PlaceRef
 from console.brokers.capture_process import ChildCapture
+from console.jobs.requests import request_job
 from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 from tests.flow import JobThread
 from tests.rabbitmq.conftest import rabbit_config
 from tests.workers import readers_of

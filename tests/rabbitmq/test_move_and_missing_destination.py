@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.custody import REPLAY_ID_HEADER
-from console.jobs.requests import request_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 

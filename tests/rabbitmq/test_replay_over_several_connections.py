@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import DeadLetter, LetterState
-from console.jobs.requests import request_job
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

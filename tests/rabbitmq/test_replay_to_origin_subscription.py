@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.audit import verify_chain
 from console.services.brokers import do_discover
 from console.services.custody import REPLAY_ID_HEADER
-from console.jobs.requests import request_job
 from tests.rabbitmq.kit import ACK, REJECT
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]

@@ -9,9 +9,9 @@ from functools import partial
 
 import pytest
 
+from console.jobs.requests import request_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 from tests.rabbitmq.crash import KILLS, dead_letter_numbered, dead_queue, message_id, numbered
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]

@@ -12,9 +12,9 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from console.jobs.requests import request_job
 from console.models import AuditEvent
 from console.services import audit
-from console.jobs.requests import request_job
 from tests.web.factory import store_letter
 
 pytestmark = pytest.mark.django_db

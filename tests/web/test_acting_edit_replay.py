@@ -8,10 +8,10 @@ import json
 import pytest
 from django.urls import reverse
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.audit import verify_chain
-from console.jobs.requests import request_job
 from console.services.jobs import JobError
 from tests.web.factory import XSS_IMG, XSS_SCRIPT, store_letter
 

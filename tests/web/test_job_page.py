@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import AuditEvent, Job
-from console.jobs.requests import request_job
 from tests.web.factory import store_letter
 
 pytestmark = pytest.mark.django_db

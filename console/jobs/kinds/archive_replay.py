@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, ClassVar
 
@@ -66,8 +66,8 @@ class ArchiveReplay(JobKind):
         from console.pipeline import lake as lakefs
 
         params = super().parse(given)
-        return ArchiveParams(**{**params.to_json(), "lake": lakefs.lake_url(params.lake),
-                                "since": _day(params.since, "since"), "until": _day(params.until, "until")})
+        return replace(params, lake=lakefs.lake_url(params.lake), since=_day(params.since, "since"),
+                       until=_day(params.until, "until"))
 
     def validate(self, params: ArchiveParams) -> None:
         if params.rate_limit is not None and params.rate_limit < 1:

@@ -12,8 +12,8 @@ from django.core.management.base import CommandError
 from django.db import transaction
 
 from console.access.roles import ROLES, limits_of
-from console.services.roles import do_grant_role, do_set_limits
 from console.management.cli import ActorCommand, broker_named, find_place, printable
+from console.services.roles import do_grant_role, do_set_limits
 
 
 class Command(ActorCommand):

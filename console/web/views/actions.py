@@ -24,12 +24,12 @@ from console.access.redaction import mask_previews
 from console.access.roles import PURGE, has
 from console.access.scope import visible
 from console.brokers import adapter_class
-from console.models import DeadLetter, DeadPlace, Job
+from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.requests import request_job
+from console.models import DeadLetter, DeadPlace, Job
 from console.services.jobs import JobError, preview_frozen
 from console.services.selection import SelectionError, arrived_since, freeze
 from console.web.action_forms import ACTION_LABELS, BulkActionForm, ConfirmForm
-from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.forms import LetterFilterForm
 
 #: The prefix of the page filter's hidden copy inside the action form ("reason" means the
@@ -162,7 +162,7 @@ def arrived_since_preview(request):
     if payload is None:
         return render(request, "web/partials/arrived_since.html", {"arrived": None})
     return render(request, "web/partials/arrived_since.html",
-                  {"arrived": arrived_since(payload["selection"], visible(request.user, DeadLetter.objects.all())),
+                  {"arrived": arrived_since(payload["selection"], reader=request.user),
                    "token": request.GET["token"]})
 
 

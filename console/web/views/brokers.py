@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 from console.access.scope import visible
 from console.brokers import BrokerError
 from console.brokers.registry import adapter_class
+from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import (
     BrokerSetupError,
@@ -28,7 +29,6 @@ from console.services.brokers import (
     test_connection,
 )
 from console.web.broker_forms import EditBrokerForm, NewBrokerForm, kinds_with_management_url
-from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.views.places import CAPABILITY_LABELS
 
 #: Messages shown by a look at a place on its broker.

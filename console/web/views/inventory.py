@@ -13,9 +13,9 @@ from django.views.decorators.http import require_POST
 
 from console.access.scope import visible
 from console.brokers import BrokerError
+from console.jobs.requests import request_job
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import do_discover
-from console.jobs.requests import request_job
 from console.services.jobs import JobError
 from console.services.samples import recent_arrivals
 from console.web.charts import sparkline

@@ -11,10 +11,10 @@ from django_htmx.http import HttpResponseStopPolling
 from console.access.redaction import mask_jobs
 from console.access.scope import visible
 from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
-from console.models import DeadLetter, Job
+from console.models import Job
 from console.services.selection import arrived_since
-from console.web.paging import page_before
 from console.web.job_actions import act_on_job
+from console.web.paging import page_before
 from console.web.views.approvals import approval_context
 
 #: The steering buttons: url name -> (service, what the message says happened).
@@ -55,11 +55,10 @@ def job_list(request):
 def job_detail(request, job_id: int):
     """The full page, or (for htmx) just the progress part: HTTP 286 stops polling once ended."""
     job = get_object_or_404(Job.objects.select_related("place", "place__broker"), pk=job_id)
-    # What the job counts and whether it ended are read above; the texts shown are masked.
-    # What the operator saw is what the job touches: how many arrived since, among the letters
-    # the user may see (new letters elsewhere are not theirs to count).
-    letters = visible(request.user, DeadLetter.objects.all())
-    arrived = arrived_since(job.selection, letters) if job.kind != Job.Kind.CAPTURE and not request.htmx else 0
+    # What the operator saw is what the job touches: how many arrived since. Read, like the
+    # approval's preview, before the job's texts are masked for the page.
+    counts_arrivals = job.kind != Job.Kind.CAPTURE and not request.htmx
+    arrived = arrived_since(job.selection, reader=request.user) if counts_arrivals else 0
     approval = approval_context(request, job) if not request.htmx else {}
     mask_jobs(request.user, [job])
     context = {"job": job, "controls": controls(job)}

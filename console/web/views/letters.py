@@ -13,12 +13,13 @@ from django.views.decorators.http import require_POST
 from console.access.redaction import ShownContent, mask_envelopes, mask_events, mask_previews
 from console.access.roles import ACT, has
 from console.access.scope import visible
-from console.models import AuditEvent, DeadLetter
+from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.requests import request_job
+from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES
 from console.services.jobs import JobError
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
-from console.web.display import PREVIEW_CHARS, BodyView, body_preview, body_view, value_rows, x_death_rows
+from console.web.display import BodyView, body_view, value_rows, x_death_rows
 from console.web.paging import page_after
 
 #: A letters list by id shows at most this many ids from the query string.

@@ -9,12 +9,12 @@ from django.shortcuts import get_object_or_404, render
 
 from console.access.redaction import mask_envelopes, mask_previews
 from console.brokers import adapter_class
+from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.models import DeadPlace
 from console.services.samples import place_trend
 from console.services.selection import SelectionError, visible_matches
 from console.web.action_forms import ShovelForm
 from console.web.charts import Chart, Series, line_chart
-from console.web.display import PREVIEW_CHARS, body_preview
 from console.web.forms import LetterFilterForm
 from console.web.paging import page_after, page_key
 

@@ -13,8 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access.roles import ROLES, role_of
-from console.services.roles import do_grant_role
 from console.models import RoleScope
+from console.services.roles import do_grant_role
 
 
 def role_list(request):
