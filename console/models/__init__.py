@@ -6,6 +6,7 @@ from console.models.broker import Broker
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
 from console.models.letter import DeadLetter, LetterSearch, LetterState, PendingAck
+from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
 from console.models.signin import SignInFailure
 from console.models.redaction import RedactionRule
@@ -13,5 +14,5 @@ from console.models.redaction import RedactionRule
 __all__ = [
     "AuditEvent", "AuditEventPlace", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory",
     "Job",
-    "LakeWatermark", "LetterSearch", "LetterState", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope",
+    "LakeWatermark", "LetterSearch", "LetterState", "Origin", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope",
 ]

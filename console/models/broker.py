@@ -22,6 +22,8 @@ class Broker(models.Model):
     username = models.CharField(max_length=200, blank=True)
     password_encrypted = models.TextField(blank=True)
     options = models.JSONField(default=dict, blank=True)
+    keep_new_places = models.BooleanField(
+        default=False, help_text="Places discovered from now on are kept in custody (DeadPlace.keep_in_custody)")
 
     reachable = models.BooleanField(null=True, blank=True)
     version = models.CharField(max_length=100, blank=True)

@@ -77,6 +77,13 @@ class DeadLetter(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="returns", db_index=False,
         help_text="The letter whose replay died again and came back as this one",
     )
+    replay_count = models.IntegerField(
+        default=0, help_text="How many times the console replayed this message's lineage before it came back as "
+                             "this letter (the parent's count plus one; 0 for a first death)")
+
+    # Replay-loop quarantine (SAP's NDLV): no rule replays a quarantined letter until a person releases it.
+    quarantined_at = models.DateTimeField(null=True, blank=True)
+    quarantine_reason = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ["id"]

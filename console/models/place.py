@@ -21,6 +21,9 @@ class DeadPlace(models.Model):
     consumers = models.IntegerField(null=True, blank=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
     gone = models.BooleanField(default=False, help_text="No longer found by discovery")
+    keep_in_custody = models.BooleanField(
+        default=False, help_text="Drained continuously by the keeper (console.jobs.keeper): letters are in custody "
+                                 "seconds after they die")
 
     class Meta:
         ordering = ["broker__name", "scope", "name"]
