@@ -49,6 +49,16 @@ def env_int(name: str, default: int) -> int:
         raise ConfigError(f"{name}={value!r} is not a whole number") from exc
 
 
+def env_float(name: str, default: float) -> float:
+    value = env_str(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r} is not a number") from exc
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = env_str(name)
     if value is None or value.strip() == "":

@@ -8,7 +8,7 @@ from pathlib import Path
 import dj_database_url
 
 from console.embedded import embedded_database_url, filesystem_broker_options
-from console.env import ConfigError, env_bool, env_int, env_list, env_str
+from console.env import ConfigError, env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -211,6 +211,11 @@ DLO_APPROVAL_WINDOW_SECONDS = env_int("DLO_APPROVAL_WINDOW_SECONDS", 3600)
 DLO_APPROVAL_EXPIRY_SECONDS = env_int("DLO_APPROVAL_EXPIRY_SECONDS", 24 * 3600)
 # How long a job waits for an unreachable broker before it fails.
 DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
+# The keeper (manage.py keep, console.jobs.keeper): how often it looks at the places it keeps,
+# how many it drains at once, and how long one place is drained before the others' turn.
+DLO_KEEPER_POLL_SECONDS = env_float("DLO_KEEPER_POLL_SECONDS", 0.5)
+DLO_KEEPER_THREADS = env_int("DLO_KEEPER_THREADS", 4)
+DLO_KEEPER_SLICE_SECONDS = env_float("DLO_KEEPER_SLICE_SECONDS", 30.0)
 
 LOGGING = {
     "version": 1,

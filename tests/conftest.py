@@ -82,3 +82,16 @@ def filesystem_transport(tmp_path, monkeypatch):
     yield folder
     forget_connections()
     app.conf.broker_url, app.conf.broker_transport_options = saved
+
+
+@pytest.fixture
+def keeper(tmp_path, filesystem_transport):
+    """A ``manage.py keep`` process on the test database (tests.workers.Keeper), not yet
+    started; stopped (SIGTERM) at the end. Tests using it need ``django_db(transaction=True)``
+    so the keeper sees what they commit."""
+    from tests.workers import Keeper
+
+    process = Keeper(filesystem_transport, tmp_path / "keeper.log")
+    yield process
+    process.stop()
+    process.kill()

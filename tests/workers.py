@@ -60,6 +60,10 @@ class Worker:
     ``start`` again brings up a fresh one on the same folder and database. Every process
     appends to one log file, so a failure message can show what each of them said."""
 
+    #: What the process runs (a keeper is started the same way: tests.workers.keeper).
+    command = ["-m", "celery", "-A", "console", "worker", "-l", "info", "--pool", "solo",
+               "--without-gossip", "--without-mingle", "--without-heartbeat"]
+
     def __init__(self, folder: Path, log_path: Path, **env: str) -> None:
         self.folder = folder
         self.log_path = log_path
@@ -78,13 +82,10 @@ class Worker:
         assert self.process is None or self.process.poll() is not None, "a worker is running already"
         self.starts += 1
         with self.log_path.open("a") as log:
-            log.write(f"\n===== worker start {self.starts} =====\n")
+            log.write(f"\n===== {type(self).__name__.lower()} start {self.starts} =====\n")
             log.flush()
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "console", "worker", "-l", "info", "--pool", "solo",
-                 "--without-gossip", "--without-mingle", "--without-heartbeat"],
-                cwd=PROJECT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-            )
+            self.process = subprocess.Popen([sys.executable, *self.command], cwd=PROJECT, env=self.env, stdout=log,
+                                            stderr=subprocess.STDOUT)
         return self.process
 
     def kill(self) -> None:
@@ -92,6 +93,12 @@ class Worker:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait()
+
+    def stop(self) -> None:
+        """SIGTERM: a keeper stores and acknowledges the batches in hand, then exits."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(30)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -131,3 +138,9 @@ class JobWatch:
         lines = "\n".join(f"  {line['at']} {line['message']}" for line in job.log)
         return (f"{problem}; job {job.pk} {job.status} done={job.done} failed={job.failed} error={job.error!r}\n"
                 f"job log:\n{lines}\nworker log:\n{self.worker.log()}")
+
+
+class Keeper(Worker):
+    """A ``manage.py keep`` process (console.jobs.keeper), looking at its places every 0.2 s."""
+
+    command = ["manage.py", "keep", "--poll", "0.2"]

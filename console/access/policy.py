@@ -77,10 +77,12 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # The REST API.
     "api-brokers": {"GET": VIEW, "*": MANAGE_BROKERS},
     "api-brokers-test": MANAGE_BROKERS,
-    "api-broker": VIEW,
+    # A broker's default for new places (PATCH): an operator who may act on the whole broker.
+    "api-broker": {"GET": VIEW, "*": ACT},
     "api-broker-discover": ACT,
     "api-places": VIEW,
-    "api-place": VIEW,
+    # Keeping a place in custody (PATCH) is an operator's decision, like a capture.
+    "api-place": {"GET": VIEW, "*": ACT},
     "api-place-capture": ACT,
     "api-place-shovel": ACT,
     "api-letters": VIEW,

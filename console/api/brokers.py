@@ -25,6 +25,7 @@ from console.services.brokers import (
     split_credentials,
     test_connection,
 )
+from console.services.keeping import KeepError, do_keep_new_places
 
 
 def without_credentials(url: str) -> str:
@@ -48,7 +49,7 @@ class BrokerSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "kind", "url", "management_url", "username", "has_password", "options",
             "capabilities", "reachable", "version", "last_checked_at", "last_discovery_at",
-            "last_error", "created_at",
+            "last_error", "created_at", "keep_new_places",
         ]
         read_only_fields = fields
 
@@ -123,10 +124,32 @@ class BrokerList(APIView):
         return Response(BrokerSerializer(broker).data, status=status.HTTP_201_CREATED)
 
 
+class BrokerDefaultsSerializer(serializers.Serializer):
+    keep_new_places = serializers.BooleanField(help_text="Keep in custody the places discovered from now on")
+    reason = serializers.CharField(required=False, default="", allow_blank=True,
+                                   help_text="Why (audited; a default names the API when left out)")
+
+
 class BrokerDetail(generics.RetrieveAPIView):
+    """A broker; PATCH sets its default for the places discovery finds from now on
+    (``keep_new_places``, audited). Connection settings change on the broker's page."""
+
     queryset = Broker.objects.all()
     serializer_class = BrokerSerializer
     lookup_url_kwarg = "broker_id"
+
+    @extend_schema(request=BrokerDefaultsSerializer, responses={200: BrokerSerializer, 400: ErrorSerializer})
+    def patch(self, request, broker_id: int):
+        broker = self.get_object()
+        given = BrokerDefaultsSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        keep = given.validated_data["keep_new_places"]
+        reason = given.validated_data["reason"] or f"keep_new_places set to {str(keep).lower()} through the API"
+        try:
+            broker = do_keep_new_places(broker, keep, actor=request.user, reason=reason)
+        except KeepError as exc:
+            return refused(exc)
+        return Response(BrokerSerializer(broker).data)
 
 
 class BrokerDiscover(APIView):

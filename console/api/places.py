@@ -17,6 +17,7 @@ from console.api.jobs import JobSerializer
 from console.jobs.requests import request_job
 from console.models import DeadPlace, LetterState
 from console.services.jobs import JobError
+from console.services.keeping import KeepError, do_keep
 
 
 def places_with_custody() -> QuerySet:
@@ -34,9 +35,16 @@ class PlaceSerializer(serializers.ModelSerializer):
         model = DeadPlace
         fields = [
             "id", "broker", "broker_name", "name", "scope", "kind", "discovered_by", "origins",
-            "details", "depth", "oldest_at", "consumers", "held", "last_seen_at", "gone",
+            "details", "depth", "oldest_at", "consumers", "held", "last_seen_at", "gone", "keep_in_custody",
         ]
         read_only_fields = fields
+
+
+class KeepSerializer(serializers.Serializer):
+    keep_in_custody = serializers.BooleanField(help_text="Drain the place continuously: its letters are in custody "
+                                               "seconds after they die")
+    reason = serializers.CharField(required=False, default="", allow_blank=True,
+                                   help_text="Why (audited; a default names the API when left out)")
 
 
 class CaptureSerializer(serializers.Serializer):
@@ -70,11 +78,26 @@ class PlaceList(generics.ListAPIView):
 
 
 class PlaceDetail(generics.RetrieveAPIView):
+    """A dead place; PATCH sets whether it is kept in custody (audited ``place.keep``)."""
+
     serializer_class = PlaceSerializer
     lookup_url_kwarg = "place_id"
 
     def get_queryset(self) -> QuerySet:
         return places_with_custody()
+
+    @extend_schema(request=KeepSerializer, responses={200: PlaceSerializer, 400: ErrorSerializer})
+    def patch(self, request, place_id: int):
+        place = self.get_object()
+        given = KeepSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        keep = given.validated_data["keep_in_custody"]
+        reason = given.validated_data["reason"] or f"keep_in_custody set to {str(keep).lower()} through the API"
+        try:
+            do_keep(place, keep, actor=request.user, reason=reason)
+        except KeepError as exc:
+            return refused(exc)
+        return Response(PlaceSerializer(self.get_object()).data)
 
 
 class PlaceJob(APIView):

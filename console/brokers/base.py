@@ -180,6 +180,19 @@ class Adapter:
         """Depth, consumers and oldest message of one place, without touching messages."""
         raise NotImplementedError
 
+    def depths(self, places: Sequence[PlaceRef]) -> dict[PlaceRef, int | None]:
+        """How many messages wait in each place (None where the broker does not tell); a place
+        that does not exist is left out. The keeper asks this for every place it keeps at every
+        poll: an adapter that can answer for many places at once does."""
+        found: dict[PlaceRef, int | None] = {}
+        for place in places:
+            try:
+                found[place] = self.stats(place).depth
+            except BrokerError as exc:
+                if not exc.permanent:
+                    raise
+        return found
+
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         raise NotImplementedError
 

@@ -108,8 +108,11 @@ def resume_stale_jobs() -> list[int]:
     from console.models import Job
 
     stale_before = timezone.now() - timezone.timedelta(seconds=settings.DLO_JOB_STALE_SECONDS)
+    from console.jobs.kinds import KINDS, kind
+
     candidates = Job.objects.filter(
-        Q(status__in=Job.IN_WORKER) | Q(status=Job.Status.QUEUED, created_at__lt=stale_before)
+        Q(status__in=Job.IN_WORKER) | Q(status=Job.Status.QUEUED, created_at__lt=stale_before),
+        kind__in=[name for name in KINDS if kind(name).in_worker],  # the keeper resumes its own
     )
     resumed = [job.pk for job in candidates if job.status == Job.Status.QUEUED or is_stale(job)]
     for job_id in resumed:

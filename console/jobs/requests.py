@@ -33,9 +33,12 @@ from console.services.jobs import JobError
 
 
 def enqueue(job: Job) -> None:
-    """Hand the job to the worker once the current transaction commits."""
+    """Hand the job to the worker once the current transaction commits (a kind that runs
+    elsewhere, a keep job, is found there by its status)."""
     from console.jobs.tasks import run_job
 
+    if not kind_named(job.kind).in_worker:
+        return
     transaction.on_commit(lambda: run_job.delay(job.pk))
 
 

@@ -27,6 +27,7 @@ def do_cancel_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
         job.add_log(f"cancelled by {actor_name(actor)} before it ran further")
     job.save()
     audit.record("job.cancel", actor=actor, reason=reason, job=job, count=job.done)
+    kind(job.kind).cancelled(job, actor=actor, reason=reason)
     return job
 
 

@@ -26,6 +26,7 @@ class Job(models.Model):
         ARCHIVE_REPLAY = "archive_replay"  # republish letters from the lake
         SHOVEL = "shovel"  # a whole dead place moved by the broker itself (RabbitMQ's shovel)
         EDIT_REPLAY = "edit_replay", "Edit and replay"  # an edited copy of one letter, replayed
+        KEEP = "keep", "Keep in custody"  # a place drained continuously (console.jobs.keeper)
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -210,6 +210,8 @@ def do_discover(broker: Broker, *, actor: Actor, scheduled: bool = False) -> lis
 
 @transaction.atomic
 def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor, scheduled: bool) -> list[DeadPlace]:
+    """A new place is kept in custody when its broker's ``keep_new_places`` says so (the audit
+    row of its appearance says which); one that comes back keeps its own setting."""
     now = timezone.now()
     known = {(p.scope, p.name): p for p in DeadPlace.objects.select_for_update().filter(broker=broker)}
     added, places = [], []
@@ -217,7 +219,8 @@ def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor, sc
         place = known.pop((info.scope, info.name), None)
         if place is None:
             # A place found by discovery is not a manual one (the model's default).
-            place = DeadPlace(broker=broker, name=info.name, scope=info.scope, discovered_by=info.discovered_by)
+            place = DeadPlace(broker=broker, name=info.name, scope=info.scope, discovered_by=info.discovered_by,
+                              keep_in_custody=broker.keep_new_places)
             added.append(place)
         elif place.gone:
             added.append(place)  # it had vanished and is back
@@ -241,7 +244,8 @@ def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor, sc
         reachable=True, last_error="", last_discovery_at=now, last_checked_at=now
     )
     for place in added:
-        audit.record("place.appeared", actor=actor, place=place, details={"discovered_by": place.discovered_by})
+        audit.record("place.appeared", actor=actor, place=place,
+                     details={"discovered_by": place.discovered_by, "keep_in_custody": place.keep_in_custody})
     for place in vanished:
         audit.record("place.gone", actor=actor, place=place)
     if added or vanished or not scheduled:

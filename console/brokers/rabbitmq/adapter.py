@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -230,6 +230,17 @@ class RabbitMQAdapter(Adapter):
                 info.oldest_at = timestamp_seconds(queue.get("head_message_timestamp"))
                 info.details = {"type": queue.get("type", "classic")}
         return info
+
+    def depths(self, places: Sequence[PlaceRef]) -> dict[PlaceRef, int | None]:
+        """Ready messages per queue, by passive declares on one channel per vhost."""
+        by_vhost: dict[str, list[PlaceRef]] = {}
+        for place in places:
+            by_vhost.setdefault(place.scope or self.vhost, []).append(place)
+        found: dict[PlaceRef, int | None] = {}
+        for vhost, refs in by_vhost.items():
+            counts = self._run(self._counts(vhost, [place.name for place in refs]))
+            found.update({place: counts[place.name][0] for place in refs if place.name in counts})
+        return found
 
     async def _counts(self, vhost: str, names: list[str]) -> dict[str, tuple[int, int]]:
         """Ready messages and consumers per queue by passive declare (touches no message);

@@ -25,6 +25,7 @@ KINDS = {
     "mark_failed": "console.jobs.kinds.mark_failed.MarkFailed",
     "edit_replay": "console.jobs.kinds.edit_replay.EditReplay",
     "archive_replay": "console.jobs.kinds.archive_replay.ArchiveReplay",
+    "keep": "console.jobs.kinds.keep.Keep",
 }
 
 

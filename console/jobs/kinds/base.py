@@ -82,6 +82,8 @@ class JobKind:
     #: It may be paused between batches (a shovel is one call to the broker).
     can_pause: ClassVar[bool] = True
     params: ClassVar[type[Params]] = NoParams
+    #: Run by the Celery worker (console.jobs.runner); a keep job runs in the keeper instead.
+    in_worker: ClassVar[bool] = True
     #: What a request names besides parameters: which letters or place (read by :meth:`plan`).
     inputs: ClassVar[frozenset[str]] = frozenset()
 
@@ -114,6 +116,9 @@ class JobKind:
     def targets(self, job: Job) -> list[Target]:
         """The queues the job publishes into beyond the letters' origins (for an approver's scope)."""
         return []
+
+    def cancelled(self, job: Job, *, actor: Actor, reason: str) -> None:
+        """More to do, in the cancel's transaction, when a person cancels a job (nothing by default)."""
 
     def run(self, job: Job) -> str:
         """Run the job to its end (or raise console.jobs.control.Stop); a summary for its log."""

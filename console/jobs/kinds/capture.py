@@ -29,6 +29,8 @@ class Capture(PlaceKind):
 
     def plan(self, params: CaptureParams, given, *, actor, checked) -> Plan:
         place = self.place(given)
+        if place.keep_in_custody:
+            raise JobError(f"{place} is kept in custody: its letters are taken as they arrive")
         self.refuse_if_busy(place)
         size = params.limit if params.limit is not None else place.depth
         return Plan(per_place={place.pk: size}, details={"limit": params.limit, "depth": place.depth})
