@@ -70,3 +70,22 @@ def letters_of(place: DeadPlace) -> list[DeadLetter]:
 def letters_from(origin: str) -> list[DeadLetter]:
     """Letters in custody from one origin queue (a shared DLQ holds other tests' too)."""
     return list(DeadLetter.objects.filter(origin_queue=origin).order_by("id"))
+
+
+def keep(place: DeadPlace, operator) -> DeadPlace:
+    """Turn keeping the place in custody on, as the place's page or PATCH /api/places/{id}/ does."""
+    from console.services.keeping import do_keep
+
+    return do_keep(place, True, actor=operator, reason="keep it in custody")
+
+
+def in_custody_within(place: DeadPlace, body: bytes, seconds: float = 5.0) -> float:
+    """Wait until a letter with this body is in custody from ``place`` (the keeper takes it);
+    the seconds it took. Fails after ``seconds``."""
+    import time
+
+    started = time.monotonic()
+    while not DeadLetter.objects.filter(place=place, body=body).exists():
+        assert time.monotonic() - started < seconds, f"{body!r} not in custody within {seconds}s"
+        time.sleep(0.05)
+    return time.monotonic() - started
