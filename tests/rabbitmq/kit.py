@@ -186,6 +186,15 @@ class RabbitKit:
 
         return self.run(depth())
 
+    def consumers(self, queue: str) -> int:
+        """Consumers reading the queue now, by passive declare."""
+        async def consumers() -> int:
+            async with self.connection.channel() as channel:
+                q = await channel.declare_queue(queue, passive=True)
+                return q.declaration_result.consumer_count
+
+        return self.run(consumers())
+
     def wait_depth(self, queue: str, count: int) -> None:
         self.wait_for(lambda: self.depth(queue) == count, f"{count} messages in {queue}")
 
