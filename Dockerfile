@@ -8,6 +8,7 @@
 #       -e ALLOWED_HOSTS=dlo.example.com dead-letter-office
 #   docker run -e DATABASE_URL=... -e SECRET_KEY=... -e CELERY_BROKER_URL=... \
 #       dead-letter-office celery -A console worker -l info
+#   docker run -e DATABASE_URL=... -e SECRET_KEY=... dead-letter-office python manage.py keep
 #
 # The Spark pipeline (archive, groups, retention, replay from the archive) needs Java and
 # PySpark, which the web image does without; build its image with `--target pipeline`:

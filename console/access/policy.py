@@ -48,6 +48,9 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "broker-check": ACT,
     "broker-discover": ACT,
     "place-capture": ACT,
+    # Keeping a place in custody, or a broker's new places: an operator's decision, like a capture.
+    "place-keep": ACT,
+    "broker-keep-new": ACT,
     # A whole place moved by the broker (RabbitMQ's shovel): a move, so operators may ask for it.
     "place-shovel": ACT,
     # Purge is refused to non-admins by the one door of every job (console.jobs.requests).

@@ -50,7 +50,7 @@ def _left(job: Job, limit: int | None) -> Callable[[], int | None]:
 
 def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Callable[[], int | None],
                  stored: Callable[[int], None] = lambda count: None, until: float | None = None,
-                 wait_seconds: float = 1.0) -> bool:
+                 wait_seconds: float = 1.0, in_child: bool = True) -> bool:
     """Capture from one place until it is empty (True), or until ``limit()`` letters are left
     to take or the monotonic clock passes ``until`` (False).
 
@@ -62,6 +62,10 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
     prefetch holds three) and makes it ready. Each batch is sized by the bodies of the one
     before it (BatchSizer). A batch is acknowledged only after its own commit, so a stop at any
     point leaves it on the broker.
+
+    The broker is read in a child process (``in_child``) unless its adapter lives in this one:
+    worth it for a big place, not for a few letters (the keeper's trickles), where starting the
+    child costs more than reading them.
     """
     batch_size = settings.DLO_BATCH_SIZE
     sizer = BatchSizer(batch_size, settings.DLO_BATCH_BYTES)
@@ -85,7 +89,7 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
 
     taken: Future | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-take") as worker, \
-            _open_capture(adapter, place, prefetch=3 * batch_size) as session:
+            _open_capture(adapter, place, prefetch=3 * batch_size, in_child=in_child) as session:
         try:
             taken, ready = take(session, worker, 0)
             current = batch_of(taken)
@@ -114,10 +118,10 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
             mark_acked(acked)
 
 
-def _open_capture(adapter, place: DeadPlace, *, prefetch: int) -> CaptureSession:
+def _open_capture(adapter, place: DeadPlace, *, prefetch: int, in_child: bool) -> CaptureSession:
     """The place's capture session, read in a child process unless the broker lives in this
-    one: decoding the broker's messages then no longer waits for the interpreter lock that
-    preparing and storing them holds."""
-    if adapter.in_process:
+    one (or ``in_child`` is false): decoding the broker's messages then no longer waits for the
+    interpreter lock that preparing and storing them holds."""
+    if adapter.in_process or not in_child:
         return adapter.open_capture(place.ref, prefetch=prefetch)
     return ChildCapture(adapter.config, place.ref, prefetch=prefetch)

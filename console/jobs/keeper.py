@@ -50,6 +50,9 @@ KEEPER_ACTOR = "system:keeper"
 LOCK_CLASS = 0x4B454550  # "KEEP"
 #: The longest pause before a place whose broker failed is looked at again.
 MAX_BACKOFF_SECONDS = 30.0
+#: Above this many waiting messages a place is drained through a reader process of its own
+#: (console.brokers.capture_process); below it, starting one costs more than reading them here.
+STREAM_DEPTH = 500
 #: Statuses of a keep job the keeper drains.
 DRAINED = (Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.WAITING)
 
@@ -165,7 +168,7 @@ class Keeper:
             for held, depth in self._depths(group):
                 if depth != 0:
                     held.stop.clear()
-                    held.draining = self.pool.submit(self._drain, held)
+                    held.draining = self.pool.submit(self._drain, held, depth)
                     held.draining.add_done_callback(lambda _, held=held: setattr(held, "draining", None))
 
     def _depths(self, group: list[Held]) -> Iterable[tuple[Held, int | None]]:
@@ -182,16 +185,20 @@ class Keeper:
             return []
         return [(held, depths.get(held.place.ref)) for held in group]
 
-    def _drain(self, held: Held) -> None:
-        """Capture the place for at most one slice, or until it is empty or the keeper stops."""
+    def _drain(self, held: Held, depth: int | None) -> None:
+        """Capture the place for at most one slice, or until it is empty or the keeper stops.
+        A few letters are read here; a place that holds more than STREAM_DEPTH (a stream of
+        deaths, or a backlog) is read in a child process, as a capture job reads, and waits a
+        little longer for the next batch before it counts the place empty."""
         close_old_connections()
         job, place = held.job, held.place
+        stream = depth is None or depth > STREAM_DEPTH
         try:
             with place.broker.adapter() as adapter:
                 drained = capture_pass(
                     adapter, place, job=job, reason=job.reason, limit=lambda: 0 if held.stop.is_set() else None,
                     stored=lambda count: advance(job, done=count), until=time.monotonic() + self.slice,
-                    wait_seconds=0.5,
+                    wait_seconds=0.5 if stream else 0.05, in_child=stream,
                 )
                 if drained:
                     mark_place_acked(place)

@@ -5,7 +5,7 @@ from django.urls import path
 
 from console.security.signin import SignInView
 from console.web.views import (
-    actions, approvals, audit, brokers, groups, inventory, jobs, letters, places, redaction, roles, shovel,
+    actions, approvals, audit, brokers, groups, inventory, jobs, keeping, letters, places, redaction, roles, shovel,
     tokens,
 )
 
@@ -19,6 +19,7 @@ urlpatterns = [
     path("brokers/<int:broker_id>/edit/", brokers.broker_edit, name="broker-edit"),
     path("brokers/<int:broker_id>/test/", brokers.broker_test, name="broker-edit-test"),
     path("brokers/<int:broker_id>/check/", brokers.broker_check, name="broker-check"),
+    path("brokers/<int:broker_id>/keep-new-places/", keeping.broker_keep_new, name="broker-keep-new"),
     path("brokers/<int:broker_id>/places/<int:place_id>/peek/", brokers.place_peek, name="place-peek"),
     path("brokers/<int:broker_id>/discover/", inventory.discover, name="broker-discover"),
     path("places/<int:place_id>/", places.place_letters, name="place"),
@@ -27,6 +28,7 @@ urlpatterns = [
     path("groups/history/", groups.group_history, name="groups-history"),
     path("places/<int:place_id>/capture/", inventory.capture, name="place-capture"),
     path("places/<int:place_id>/shovel/", shovel.place_shovel, name="place-shovel"),
+    path("places/<int:place_id>/keep/", keeping.place_keep, name="place-keep"),
     path("places/<int:place_id>/preview/", actions.action_preview, name="action-preview"),
     path("actions/confirm/", actions.action_confirm, name="action-confirm"),
     path("actions/arrived/", actions.arrived_since_preview, name="action-arrived"),

@@ -8,9 +8,10 @@ from django.db.models.functions import Substr
 from django.shortcuts import get_object_or_404, render
 
 from console.access.redaction import mask_envelopes, mask_previews
+from console.access.scope import visible
 from console.brokers import adapter_class
 from console.brokers.values import PREVIEW_CHARS, body_preview
-from console.models import DeadPlace
+from console.models import DeadPlace, Job
 from console.services.samples import place_trend
 from console.services.selection import SelectionError, visible_matches
 from console.web.action_forms import ShovelForm
@@ -113,5 +114,6 @@ def place_letters(request, place_id: int):
         "charts": trend_charts(place),
         # The whole-queue move is offered only where the broker can do it by itself.
         "shovel_form": ShovelForm() if adapter_class(place.broker.kind).can_move_server_side else None,
+        "keep_job": visible(request.user, Job.objects.filter(kind=Job.Kind.KEEP, place=place)).order_by("-id").first(),
     }
     return render(request, "web/place.html", context)
