@@ -14,7 +14,12 @@ Every DLO_KEEPER_POLL_SECONDS it:
    small pool, for at most DLO_KEEPER_SLICE_SECONDS at a time, through the capture path every
    capture takes (console.jobs.capture.capture_pass: committed before acknowledged, stored
    once). A place that keeps filling is drained again at the next poll;
-4. marks every keep job it runs alive in one statement.
+4. marks every keep job it runs alive, in one statement every HEARTBEAT_SECONDS.
+
+What a round costs is kept small, since it runs twice a second over hundreds of places: the
+places and job flags are read as plain values, a job row is loaded again only when its flags
+change, each broker is loaded once (its password decrypted once), and the depth checks go over
+one connection per broker kept from round to round.
 
 A place whose broker does not answer is looked at again after a growing pause (at most
 MAX_BACKOFF_SECONDS); its job says why (status ``waiting``) until the broker is back.
@@ -38,7 +43,7 @@ from console.brokers import BrokerError
 from console.jobs.capture import capture_pass
 from console.jobs.control import Stop, advance, finish, note
 from console.jobs.requests import request_job
-from console.models import DeadPlace, Job
+from console.models import Broker, DeadPlace, Job
 from console.services.custody import mark_place_acked
 from console.services.jobs import JobError
 
@@ -53,6 +58,8 @@ MAX_BACKOFF_SECONDS = 30.0
 #: Above this many waiting messages a place is drained through a reader process of its own
 #: (console.brokers.capture_process); below it, starting one costs more than reading them here.
 STREAM_DEPTH = 500
+#: How often the keeper marks the jobs it runs alive (what their pages show).
+HEARTBEAT_SECONDS = 5.0
 #: Statuses of a keep job the keeper drains.
 DRAINED = (Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.WAITING)
 
@@ -79,6 +86,8 @@ class Keeper:
         self.held: dict[int, Held] = {}
         self.stopping = threading.Event()
         self._locks: psycopg.Connection | None = None
+        self._adapters: dict[int, tuple] = {}  # broker id -> (its config, its open adapter)
+        self._next_heartbeat = 0.0
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -104,38 +113,55 @@ class Keeper:
     def round(self) -> None:
         close_old_connections()
         self._check_locks()
-        wanted = {place.pk: place for place in DeadPlace.objects.select_related("broker")
-                  .filter(keep_in_custody=True, gone=False)}
+        wanted = dict(DeadPlace.objects.filter(keep_in_custody=True, gone=False).values_list("pk", "broker_id"))
         for place_id in [pk for pk in self.held if pk not in wanted]:
             self._let_go(place_id, why="keeping turned off")
-        for place_id, place in wanted.items():
-            if place_id not in self.held and self._lock(place_id):
-                self.held[place_id] = Held(place)
+        new = [place_id for place_id in wanted if place_id not in self.held and self._lock(place_id)]
+        every_while = time.monotonic() >= self._next_heartbeat
+        if new or every_while:
+            # One Broker (and one decrypted password) each, read again now and then so a
+            # changed connection setting reaches the drains and the depth checks.
+            brokers = {broker.pk: broker for broker in Broker.objects.filter(pk__in=set(wanted.values()))}
+            for place in DeadPlace.objects.filter(pk__in=new):
+                self.held[place.pk] = Held(place)
+            for held in self.held.values():
+                held.place.broker = brokers[held.place.broker_id]
         self._follow_jobs()
-        self._heartbeat()
+        if every_while:
+            self._heartbeat()
+            self._next_heartbeat = time.monotonic() + HEARTBEAT_SECONDS
         self._look_and_drain()
 
     # -- jobs ----------------------------------------------------------------------------------
 
     def _follow_jobs(self) -> None:
         """Each held place's keep job: asked for when there is none; ended or let be as its
-        requested pause or cancel says."""
-        jobs = {job.place_id: job for job in Job.objects.filter(
-            kind=Job.Kind.KEEP, place_id__in=list(self.held)).exclude(status__in=Job.FINISHED).order_by("id")}
+        requested pause or cancel says. Only the flags are read each round; the job row is
+        loaded again when they change."""
+        flags = {row["place_id"]: row for row in Job.objects.filter(
+            kind=Job.Kind.KEEP, place_id__in=list(self.held)).exclude(status__in=Job.FINISHED)
+            .order_by("id").values("id", "place_id", "status", "cancel_requested", "pause_requested")}
         for place_id, held in list(self.held.items()):
-            job = jobs.get(place_id)
-            if job is None:
-                job = self._ask_for_job(held.place)
-            held.job = job
-            if job is None or held.draining is not None:
+            row = flags.get(place_id)
+            if row is None:
+                held.job = self._ask_for_job(held.place)
+                if held.job is None:
+                    continue
+                row = {"id": held.job.pk, "status": held.job.status, "cancel_requested": False,
+                       "pause_requested": False}
+            elif (held.job is None or held.job.pk != row["id"] or held.job.status != row["status"]
+                  or row["cancel_requested"] or row["pause_requested"]):
+                held.job = Job.objects.defer("log").get(pk=row["id"])
+            if held.draining is not None:
                 continue  # a drain stops at its next batch by itself (console.jobs.control.checkpoint)
-            if job.cancel_requested:
+            job = held.job
+            if row["cancel_requested"]:
                 finish(job, Job.Status.CANCELLED, f"cancelled after {job.done} letters")
                 held.job = None
-            elif job.pause_requested and job.status != Job.Status.PAUSED:
+            elif row["pause_requested"] and row["status"] != Job.Status.PAUSED:
                 finish(job, Job.Status.PAUSED, f"paused after {job.done} letters")
                 job.status = Job.Status.PAUSED
-            elif job.status == Job.Status.QUEUED:
+            elif row["status"] == Job.Status.QUEUED:
                 Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, heartbeat_at=timezone.now(),
                                                      started_at=job.started_at or timezone.now())
                 job.status = Job.Status.RUNNING
@@ -172,18 +198,41 @@ class Keeper:
                     held.draining.add_done_callback(lambda _, held=held: setattr(held, "draining", None))
 
     def _depths(self, group: list[Held]) -> Iterable[tuple[Held, int | None]]:
-        """How many messages wait in each place of one broker; a broker that does not answer
-        backs its places off (and says so on their jobs), and they are not drained now."""
+        """How many messages wait in each place of one broker, asked over a connection kept
+        from round to round; a broker that does not answer backs its places off (and says so
+        on their jobs), and they are not drained now."""
         broker = group[0].place.broker
         try:
-            with broker.adapter() as adapter:
-                depths = adapter.depths([held.place.ref for held in group])
+            depths = self._adapter(broker).depths([held.place.ref for held in group])
         except (BrokerError, ValueError) as exc:
+            self._close_adapter(broker.pk)
             message = exc.message if isinstance(exc, BrokerError) else str(exc)
             for held in group:
                 self._failed(held, message)
             return []
         return [(held, depths.get(held.place.ref)) for held in group]
+
+    def _adapter(self, broker: Broker):
+        """The broker's adapter for the depth checks, opened once (again after an error or a
+        change of its connection settings)."""
+        config = broker.config()
+        kept = self._adapters.get(broker.pk)
+        if kept is not None and kept[0] != config:
+            self._close_adapter(broker.pk)
+            kept = None
+        if kept is None:
+            adapter = broker.adapter()
+            adapter.__enter__()
+            kept = self._adapters[broker.pk] = (config, adapter)
+        return kept[1]
+
+    def _close_adapter(self, broker_id: int) -> None:
+        kept = self._adapters.pop(broker_id, None)
+        if kept is not None:
+            try:
+                kept[1].__exit__(None, None, None)
+            except Exception:  # noqa: BLE001 - it is being thrown away
+                pass
 
     def _drain(self, held: Held, depth: int | None) -> None:
         """Capture the place for at most one slice, or until it is empty or the keeper stops.
@@ -278,6 +327,8 @@ class Keeper:
                 except Exception:  # noqa: BLE001 - it was logged where it happened
                     pass
         self.held.clear()
+        for broker_id in list(self._adapters):
+            self._close_adapter(broker_id)
         if self._locks is not None:
             try:
                 self._locks.close()

@@ -18,6 +18,9 @@ from console.brokers.base import BrokerError, CaptureSession, PlaceRef, Received
 from console.brokers.rabbitmq.messages import decode_properties
 from console.brokers.rabbitmq.xdeath import envelope_from_headers
 
+#: How long a batch in hand waits for one more message before it is handed over.
+LINGER_SECONDS = 0.05
+
 
 def received(message: DeliveredMessage) -> Received:
     """A delivered message as the adapter boundary carries it, with its x-death envelope."""
@@ -107,24 +110,38 @@ class QueueConsumer:
             if self.buffer.empty():
                 if len(self.unacked) >= self.prefetch:
                     break  # the broker sends nothing more until we ack
-                if await self._nothing_ready():
-                    break
-                getter = asyncio.ensure_future(self.buffer.get())
-                closing = self.raw.closing
-                done, _ = await asyncio.wait({getter, closing}, timeout=wait_seconds,
-                                             return_when=asyncio.FIRST_COMPLETED)
-                closing.cancel()  # only stops this observer
-                if getter not in done:
-                    getter.cancel()
-                    if closing in done:
-                        raise self._lost()
-                    break  # nothing arrived for wait_seconds: return what we have
-                message = getter.result()
+                if batch:
+                    # Part of a batch in hand: wait a moment for more, else hand it over. Asking
+                    # the broker here would cost two round trips for each message of a stream
+                    # of deaths that the consumer keeps up with (a kept place); whether the
+                    # queue is empty is asked when the next batch starts empty.
+                    message = await self._arrival(LINGER_SECONDS)
+                    if message is None:
+                        break
+                else:
+                    if await self._nothing_ready():
+                        break
+                    message = await self._arrival(wait_seconds)
+                    if message is None:
+                        break  # nothing arrived for wait_seconds
             else:
                 message = self.buffer.get_nowait()
             self.unacked.add(message.delivery.delivery_tag)
             batch.append(received(message))
         return batch
+
+    async def _arrival(self, seconds: float) -> DeliveredMessage | None:
+        """The next delivered message, waiting up to ``seconds``; None when none came."""
+        getter = asyncio.ensure_future(self.buffer.get())
+        closing = self.raw.closing
+        done, _ = await asyncio.wait({getter, closing}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        closing.cancel()  # only stops this observer
+        if getter in done:
+            return getter.result()
+        getter.cancel()
+        if closing in done:
+            raise self._lost()
+        return None
 
     async def _nothing_ready(self) -> bool:
         """True when the queue has no ready message and none is on its way to us.
