@@ -128,9 +128,11 @@ class ReturnWatch:
         return 100.0 * returned / replayed > self.threshold
 
     def _look(self, until: float) -> None:
-        """Capture the watched places (each for a share of the time) so returns are counted."""
+        """Capture the watched places (each for a share of the time) so returns are counted; a
+        place kept in custody is left to the keeper, which links and counts its returns alike."""
         self._last_look = time.monotonic()
-        places = list(DeadPlace.objects.select_related("broker").filter(pk__in=self.state["places"]))
+        places = list(DeadPlace.objects.select_related("broker").filter(pk__in=self.state["places"],
+                                                                        keep_in_custody=False))
         reason = f"returns of job {self.job.pk} (canary / return watch)"
         for place in places:
             with place.broker.adapter() as adapter:
