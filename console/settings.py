@@ -211,6 +211,14 @@ DLO_APPROVAL_WINDOW_SECONDS = env_int("DLO_APPROVAL_WINDOW_SECONDS", 3600)
 DLO_APPROVAL_EXPIRY_SECONDS = env_int("DLO_APPROVAL_EXPIRY_SECONDS", 24 * 3600)
 # How long a job waits for an unreachable broker before it fails.
 DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
+# Safeguards on automation (console.services.safeguards): a letter whose lineage came back this
+# many times after replays is quarantined; an origin's breaker opens after this many letters in
+# a row with the same exception, or with any; a gap this long between two letters from an origin
+# starts a new streak.
+DLO_QUARANTINE_AFTER = env_int("DLO_QUARANTINE_AFTER", 2)
+DLO_BREAKER_SAME = env_int("DLO_BREAKER_SAME", 3)
+DLO_BREAKER_ANY = env_int("DLO_BREAKER_ANY", 10)
+DLO_BREAKER_RESET_SECONDS = env_int("DLO_BREAKER_RESET_SECONDS", 600)
 
 LOGGING = {
     "version": 1,
