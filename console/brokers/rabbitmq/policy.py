@@ -41,10 +41,7 @@ def origin_policy(topology: Topology, key: Key, version: str = "") -> DeliveryPo
         return DeliveryPolicy(told=False, notes=(f"no queue {key[1]} on vhost {key[0]}",))
     notes: list[str] = []
     quorum = queue.get("type") == "quorum"
-    limit = _setting(queue, "x-delivery-limit", "delivery-limit")
-    if limit is not None and not quorum:
-        notes.append("its delivery limit is ignored: only quorum queues honour one")
-        limit = None
+    limit = _setting(queue, "x-delivery-limit", "delivery-limit") if quorum else None  # only quorum queues have one
     if quorum and limit is None and _major(version) >= 4:
         limit = DEFAULT_QUORUM_LIMIT_FROM_4
     setting, targets = dead_letter_targets(topology, key)
