@@ -22,14 +22,13 @@ fixed number of set-based statements per batch, never one per letter:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from collections.abc import Sequence
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
-from django.utils import timezone
 
 from console.models import DeadLetter, DeadPlace, Origin
 from console.services import audit
@@ -162,7 +161,7 @@ def note_arrivals(place: DeadPlace, rows: Sequence[dict], ids: Sequence[int], no
 
 
 def _upsert(place: DeadPlace, streaks: dict[str, _Streak]) -> None:
-    names = list(streaks)
+    names = sorted(streaks)  # new origins inserted in one order by every capture: no deadlock between two
     values = [streaks[n] for n in names]
     table = Origin._meta.db_table
     with connection.cursor() as cursor:
