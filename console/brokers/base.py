@@ -200,6 +200,11 @@ class Adapter:
         then (console.brokers.policy). By default the broker tells nothing."""
         return DeliveryPolicy(told=False)
 
+    def delivery_policies(self, origins: Sequence[PlaceRef]) -> list[DeliveryPolicy]:
+        """``delivery_policy`` of each origin, in order; adapters that read a whole topology to
+        answer one (RabbitMQ) read it once for all."""
+        return [self.delivery_policy(origin) for origin in origins]
+
     # -- server-side moves (only where ``can_move_server_side``) --------------------------------
 
     def start_server_move(self, place: PlaceRef, destination: str, *, name: str, count: int) -> ServerMove:

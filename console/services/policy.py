@@ -41,8 +41,8 @@ def broker_policies(origins: Iterable[Origin]) -> dict[int, str]:
     for group in by_broker.values():
         try:
             with group[0].broker.adapter() as adapter:
-                for origin in group:
-                    words[origin.pk] = describe(adapter.delivery_policy(PlaceRef(origin.name, origin.scope)))
+                told = adapter.delivery_policies([PlaceRef(origin.name, origin.scope) for origin in group])
+            words.update((origin.pk, describe(policy)) for origin, policy in zip(group, told))
         except BrokerError as exc:
             for origin in group:
                 words.setdefault(origin.pk, f"{NOT_TOLD}: {exc.message}")

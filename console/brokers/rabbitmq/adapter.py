@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -219,11 +219,20 @@ class RabbitMQAdapter(Adapter):
     def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
         """From the management API: the origin queue's delivery limit, dead-letter route and
         retry chain (see ``policy``)."""
-        vhost = origin.scope or self.vhost
+        return self.delivery_policies([origin])[0]
+
+    def delivery_policies(self, origins: Sequence[PlaceRef]) -> list[DeliveryPolicy]:
+        """One read of each vhost's topology (and of the broker's version) for all the origins."""
         api = self._api()
-        topology = Topology.from_api(api.queues(vhost), api.exchanges(vhost), api.bindings(vhost))
         version = str((api.get("/api/overview", columns="rabbitmq_version") or {}).get("rabbitmq_version", ""))
-        return origin_policy(topology, (vhost, origin.name), version)
+        topologies: dict[str, Topology] = {}
+        policies = []
+        for origin in origins:
+            vhost = origin.scope or self.vhost
+            if vhost not in topologies:
+                topologies[vhost] = Topology.from_api(api.queues(vhost), api.exchanges(vhost), api.bindings(vhost))
+            policies.append(origin_policy(topologies[vhost], (vhost, origin.name), version))
+        return policies
 
     def stats(self, place: PlaceRef) -> PlaceInfo:
         vhost = place.scope or self.vhost
