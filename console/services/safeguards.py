@@ -17,7 +17,9 @@ fixed number of set-based statements per batch, never one per letter:
   also starts it afresh. ``DLO_BREAKER_SAME`` (3) letters in a row with the same exception
   type, or ``DLO_BREAKER_ANY`` (10) with any, open it. A letter without an exception type
   counts towards ``any`` and ends a same-exception run (it is no evidence of the same fault).
-  A letter's time is its failure time when the broker told it, else its capture time.
+  A letter's time is its failure time when the broker told it, else its capture time. A letter
+  without an origin counts towards no streak; an open breaker keeps counting (the page shows
+  how bad it got) but opens only once.
 """
 
 from __future__ import annotations
