@@ -40,6 +40,8 @@ def test_a_quarantined_letter_says_why_and_a_person_releases_one_and_marks_anoth
     page = signed_in_page
     first, second = quarantined_letters(memory_broker[0], place, operator, 2)
 
+    page.goto(f"/places/{place.pk}/")
+    expect(page.locator(".state-quarantined")).to_have_count(2)  # the two returns of the second round
     page.goto(f"/letters/{first.pk}/")
     expect(page.get_by_role("heading", name="Quarantined", exact=True)).to_be_visible()
     expect(page.locator("#quarantine-reason")).to_contain_text("came back 2 times after replays")
