@@ -216,6 +216,14 @@ DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
 DLO_KEEPER_POLL_SECONDS = env_float("DLO_KEEPER_POLL_SECONDS", 0.5)
 DLO_KEEPER_THREADS = env_int("DLO_KEEPER_THREADS", 4)
 DLO_KEEPER_SLICE_SECONDS = env_float("DLO_KEEPER_SLICE_SECONDS", 30.0)
+# Safeguards on automation (console.services.safeguards): a letter whose lineage came back this
+# many times after replays is quarantined; an origin's breaker opens after this many letters in
+# a row with the same exception, or with any; a gap this long between two letters from an origin
+# starts a new streak.
+DLO_QUARANTINE_AFTER = env_int("DLO_QUARANTINE_AFTER", 2)
+DLO_BREAKER_SAME = env_int("DLO_BREAKER_SAME", 3)
+DLO_BREAKER_ANY = env_int("DLO_BREAKER_ANY", 10)
+DLO_BREAKER_RESET_SECONDS = env_int("DLO_BREAKER_RESET_SECONDS", 600)
 
 LOGGING = {
     "version": 1,

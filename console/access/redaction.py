@@ -239,6 +239,8 @@ ENVELOPE_FIELDS = ("exception_type", "exception_message", "exception_stack", "en
                    "sample_message", "consumers", "hosts")
 #: Audit event fields a person typed or an action wrote from content.
 AUDIT_FIELDS = ("reason", "ticket", "target", "outcome", "details")
+#: Origin fields copied from its letters' exception types (its breaker's streak and why it opened).
+ORIGIN_FIELDS = ("streak_exception", "breaker_reason")
 #: Job fields a person typed or a run wrote.
 JOB_FIELDS = ("reason", "ticket", "target", "params", "selection", "log", "error", "pause_reason")
 _TEXT_TAGS = ("$bytes", "$str", "$decimal", "$float", "$ts")
@@ -388,6 +390,14 @@ def mask_envelopes(user, items: Iterable) -> None:
     redactor = for_user(user)
     if redactor is not None:
         _mask_fields(items, ENVELOPE_FIELDS, redactor)
+
+
+def mask_origins(user, origins: Iterable) -> None:
+    """Mask in place an origin's streak exception and breaker reason (exception types, as a
+    letter's envelope), for a user who may not see content unmasked: pages and API alike."""
+    redactor = for_user(user)
+    if redactor is not None:
+        _mask_fields(origins, ORIGIN_FIELDS, redactor)
 
 
 def mask_jobs(user, jobs: Iterable) -> None:

@@ -1,7 +1,7 @@
 """Scopes: a user with RoleScope rows sees and acts only on those brokers and places.
 
 One helper narrows any queryset the console reads (``visible``: brokers, places, letters,
-jobs, audit events, failure group history); one checks the objects a URL names
+origins, jobs, audit events, failure group history); one checks the objects a URL names
 (``allows_url``). Requests for jobs are guarded by console.access.guards.
 
 Scopes fail closed. A user with rows is limited even when the broker or place of every row has
@@ -74,7 +74,9 @@ def _all_within(scope: Scope, concerns: QuerySet) -> Q:
 
 
 def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
-    from console.models import AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, FailureGroupHistory, Job
+    from console.models import (
+        AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, FailureGroupHistory, Job, Origin,
+    )
 
     model = queryset.model
     if model is Broker:
@@ -92,6 +94,13 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
                                | Q(place__isnull=True) & _all_within(scope, acts))
     if model is AuditEvent:
         return queryset.filter(_all_within(scope, AuditEventPlace.objects.filter(event=OuterRef("pk"))))
+    if model is Origin:
+        # An origin of an allowed broker; or one that letters of an allowed place came from
+        # (its name and streak say no more than those letters do).
+        from_allowed_place = DeadLetter.objects.filter(
+            place_id__in=scope.places, broker_id=OuterRef("broker_id"), place__scope=OuterRef("scope"),
+            origin_queue=OuterRef("name"))
+        return queryset.filter(Q(broker_id__in=scope.brokers) | Q(Exists(from_allowed_place)))
     if model is FailureGroupHistory:
         # The pipeline counts each group over every place at once: there is no part of it a
         # limited user could be shown without the others' counts, origins and brokers.
@@ -100,8 +109,8 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
 
 
 def visible(user, queryset: QuerySet) -> QuerySet:
-    """``queryset`` narrowed to what ``user`` may see: brokers, places, letters, jobs, audit
-    events or failure group history."""
+    """``queryset`` narrowed to what ``user`` may see: brokers, places, letters, origins, jobs,
+    audit events or failure group history."""
     scope = scope_of(user)
     if scope.unlimited:
         return queryset
@@ -109,7 +118,8 @@ def visible(user, queryset: QuerySet) -> QuerySet:
 
 
 #: URL keyword -> the model whose row it names.
-_URL_OBJECTS = {"broker_id": "Broker", "place_id": "DeadPlace", "letter_id": "DeadLetter", "job_id": "Job"}
+_URL_OBJECTS = {"broker_id": "Broker", "place_id": "DeadPlace", "letter_id": "DeadLetter", "job_id": "Job",
+                "origin_id": "Origin"}
 
 
 def allows_url(user, kwargs: dict) -> bool:

@@ -89,13 +89,18 @@ class LetterSerializer(LetterSummarySerializer):
     body = serializers.SerializerMethodField()
     lineage = serializers.SerializerMethodField()
     audit = serializers.SerializerMethodField()
+    quarantined = serializers.SerializerMethodField(help_text="No rule replays it until a person releases it")
 
     class Meta(LetterSummarySerializer.Meta):
         fields = [
             *LetterSummarySerializer.Meta.fields, "exception_stack", "envelope_details", "headers",
             "properties", "body", "replayed_to", "replayed_at", "last_job", "capture_job", "lineage", "audit",
+            "replay_count", "quarantined", "quarantine_reason",
         ]
         read_only_fields = fields
+
+    def get_quarantined(self, letter: DeadLetter) -> bool:
+        return letter.quarantined_at is not None
 
     @extend_schema_field(BodySerializer)
     def get_body(self, letter: DeadLetter) -> dict:

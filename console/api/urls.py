@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
 from console.access.api import RolePermission
-from console.api import approvals, audit, brokers, edit_replay, jobs, letters, places
+from console.api import approvals, audit, brokers, edit_replay, jobs, letters, places, safeguards
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
 _signed_in = [IsAuthenticated, RolePermission]
@@ -22,6 +22,10 @@ urlpatterns = [
     path("letters/", letters.LetterList.as_view(), name="api-letters"),
     path("letters/<int:letter_id>/", letters.LetterDetail.as_view(), name="api-letter"),
     path("letters/<int:letter_id>/edit-replay/", edit_replay.LetterEditReplay.as_view(), name="api-letter-edit-replay"),
+    path("letters/<int:letter_id>/release/", safeguards.LetterRelease.as_view(), name="api-letter-release"),
+    path("origins/", safeguards.OriginList.as_view(), name="api-origins"),
+    path("origins/<int:origin_id>/close-breaker/", safeguards.OriginCloseBreaker.as_view(),
+         name="api-origin-close-breaker"),
     path("jobs/", jobs.JobList.as_view(), name="api-jobs"),
     path("jobs/preview/", jobs.JobPreview.as_view(), name="api-jobs-preview"),
     path("jobs/<int:job_id>/", jobs.JobDetail.as_view(), name="api-job"),

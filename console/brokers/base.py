@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Iterable, Sequence
 
 from console.brokers.envelope import FailureEnvelope
+from console.brokers.policy import DeliveryPolicy
 
 
 class BrokerError(Exception):
@@ -205,6 +206,17 @@ class Adapter:
         ``ok`` is true only when the broker confirmed the message was routed and stored.
         """
         raise NotImplementedError
+
+    def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
+        """What the broker tells of how often a message is delivered in ``origin`` (a
+        subscription queue, consumer or stream, in its scope) before it dies, and where it goes
+        then (console.brokers.policy). By default the broker tells nothing."""
+        return DeliveryPolicy(told=False)
+
+    def delivery_policies(self, origins: Sequence[PlaceRef]) -> list[DeliveryPolicy]:
+        """``delivery_policy`` of each origin, in order; adapters that read a whole topology to
+        answer one (RabbitMQ) read it once for all."""
+        return [self.delivery_policy(origin) for origin in origins]
 
     # -- server-side moves (only where ``can_move_server_side``) --------------------------------
 

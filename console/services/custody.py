@@ -10,12 +10,13 @@ from collections.abc import Sequence
 
 from django.db import connection, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from console.brokers import Received
 from console.brokers.frameworks import enrich
 from console.brokers.values import escape_nul, to_json
 from console.models import DeadLetter, DeadPlace, Job, PendingAck
-from console.services import audit
+from console.services import audit, safeguards
 from console.services.copy_insert import copy_insert
 
 REPLAY_ID_HEADER = "x-dlo-replay-id"
@@ -82,6 +83,9 @@ def _letter_row(place: DeadPlace, prepared: _Prepared, job: Job | None) -> dict:
         "body": message.body,
         "body_size": len(message.body),
         "parent_id": None,
+        "replay_count": 0,
+        "quarantined_at": None,
+        "quarantine_reason": "",
     }
 
 
@@ -155,8 +159,9 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
             continue
         fresh.append((row, item))
 
-    _link_returns(fresh)
+    now = timezone.now()
     rows = [row for row, _ in fresh]
+    safeguards.mark_returns(rows, _link_returns(fresh), now)
     new_ids = copy_insert(DeadLetter, rows)
     _await_ack(place, new_ids, [row["custody_key"] for row in rows])
     if new_ids:
@@ -164,12 +169,15 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
             "capture", actor=actor, reason=reason, job=job, place=place, letter_ids=new_ids, outcome="stored",
             details={"already_in_custody": len(matched)} if matched else None,
         )
+        safeguards.audit_quarantined(place, rows, new_ids)
+        safeguards.note_arrivals(place, rows, new_ids, now)
     job_id = job.pk if job is not None else None
     return Stored(new_ids, matched, taken_over=sum(1 for i in matched if job_id is None or stored_by[i] != job_id))
 
 
-def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> None:
-    """Letters carrying our replay id header point to the letter whose replay they are."""
+def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> dict[int, int]:
+    """Letters carrying our replay id header point to the letter whose replay they are;
+    returns each linked parent's ``replay_count``."""
     by_replay_id: dict[str, list[dict]] = {}
     for row, item in fresh:
         rid = item.message.headers.get(REPLAY_ID_HEADER)
@@ -178,8 +186,9 @@ def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> None:
         if rid:
             by_replay_id.setdefault(str(rid), []).append(row)
     if not by_replay_id:
-        return
-    parents = DeadLetter.objects.filter(replay_id__in=list(by_replay_id)).values("id", "replay_id", "last_job_id")
+        return {}
+    parents = list(DeadLetter.objects.filter(replay_id__in=list(by_replay_id))
+                   .values("id", "replay_id", "last_job_id", "replay_count"))
     for parent in parents:
         for row in by_replay_id[parent["replay_id"]]:
             row["parent_id"] = parent["id"]
@@ -187,6 +196,7 @@ def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> None:
             Job.objects.filter(id=parent["last_job_id"]).update(
                 returned=F("returned") + len(by_replay_id[parent["replay_id"]])
             )
+    return {parent["id"]: parent["replay_count"] for parent in parents}
 
 
 def _await_ack(place: DeadPlace, letter_ids: list[int], keys: list[str]) -> None:

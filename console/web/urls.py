@@ -5,8 +5,8 @@ from django.urls import path
 
 from console.security.signin import SignInView
 from console.web.views import (
-    actions, approvals, audit, brokers, groups, inventory, jobs, keeping, letters, places, redaction, roles, shovel,
-    tokens,
+    actions, approvals, audit, brokers, groups, inventory, jobs, keeping, letters, places, redaction, roles,
+    safeguards, shovel, tokens,
 )
 
 urlpatterns = [
@@ -36,6 +36,9 @@ urlpatterns = [
     path("letters/<int:letter_id>/", letters.letter_detail, name="letter"),
     path("letters/<int:letter_id>/edit/", letters.letter_edit, name="letter-edit"),
     path("letters/<int:letter_id>/body", letters.letter_body, name="letter-body"),
+    path("letters/<int:letter_id>/release/", safeguards.letter_release, name="letter-release"),
+    path("origins/", safeguards.origin_list, name="origins"),
+    path("origins/<int:origin_id>/close-breaker/", safeguards.origin_close_breaker, name="origin-close-breaker"),
     path("jobs/", jobs.job_list, name="jobs"),
     path("jobs/<int:job_id>/", jobs.job_detail, name="job"),
     path("jobs/<int:job_id>/cancel/", jobs.job_cancel, name="job-cancel"),

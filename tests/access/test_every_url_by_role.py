@@ -14,7 +14,7 @@ from console.access import policy
 from console.access.roles import ROLES as PERMISSIONS_OF
 from console.brokers.memory.adapter import MemoryBroker, Message
 from console.jobs.requests import request_job
-from console.models import Job, RedactionRule, RoleScope
+from console.models import Job, Origin, RedactionRule, RoleScope
 from console.services.brokers import do_add_broker
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
@@ -58,12 +58,13 @@ def ids(memory_broker, people, operator) -> dict[str, int]:
     letter = store_letter(place, b'{"order": 1}')
     job = request_job("mark_failed", actor=operator, reason="classified", ids=[letter.pk])
     rule = do_set_redaction_rule(actor="tests", kind="header", pattern="authorization")
+    origin = Origin.objects.get(broker=broker, name=letter.origin_queue)  # made by the letter's capture
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
-            "rule_id": rule.pk, "user_id": operator.pk}
+            "rule_id": rule.pk, "user_id": operator.pk, "origin_id": origin.pk}
 
 
-#: URL keywords naming a broker, place, letter or job: the objects a scope limits.
-SCOPED_KEYWORDS = ("broker_id", "place_id", "letter_id", "job_id")
+#: URL keywords naming a broker, place, letter, job or origin: the objects a scope limits.
+SCOPED_KEYWORDS = ("broker_id", "place_id", "letter_id", "job_id", "origin_id")
 #: What the objects of ``ids`` show: the place's name, its letter's body.
 INSIDE_IDS = ("orders.dlq", '{"order": 1}', "&quot;order&quot;: 1")
 

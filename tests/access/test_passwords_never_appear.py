@@ -18,7 +18,7 @@ from console.brokers import BrokerError
 from console.brokers.memory.adapter import MemoryBroker, Message
 from console.jobs.requests import request_job
 from console.jobs.runner import run_job
-from console.models import AuditEvent, DeadLetter
+from console.models import AuditEvent, DeadLetter, Origin
 from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
@@ -125,7 +125,8 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
     for broker in (mem, rabbit, down):
         place = broker.places.first() or letter.place
         ids = {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
-               "rule_id": rule.pk, "user_id": operator.pk}
+               "rule_id": rule.pk, "user_id": operator.pk,
+               "origin_id": Origin.objects.get(broker=letter.broker, name=letter.origin_queue).pk}
         for role in ROLES:
             client = signed_in_as(people[role])
             for _, route in every_url():

@@ -9,7 +9,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from console.models import DeadLetter, DeadPlace, Job
+from console.models import DeadLetter, DeadPlace, Job, Origin
 from tests.api.helpers import dead_message
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +43,7 @@ def existing_ids(capture, operator) -> dict[str, int]:
         "place_id": letter.place_id,
         "letter_id": letter_id,
         "job_id": Job.objects.get().pk,
+        "origin_id": Origin.objects.get(broker_id=letter.broker_id, name=letter.origin_queue).pk,
     }
 
 

@@ -112,3 +112,34 @@ def watch(filesystem_transport, tmp_path):
     worker.start()
     yield JobWatch(worker, wait_seconds=120)
     worker.kill()
+
+
+@pytest.fixture
+def operator_api(operator):
+    """The REST API as olga (token-less: forced authentication, as tests/api does)."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(operator)
+    return client
+
+
+@pytest.fixture
+def rounds(operator):
+    """What a person does in the console, one job at a time: ``capture(place)`` and ``replay(ids)``,
+    each run to success by the job runner (standing in for the worker)."""
+    from console.jobs.requests import request_job
+    from console.jobs.runner import run_job
+
+    class Rounds:
+        @staticmethod
+        def capture(place) -> None:
+            job = request_job("capture", place=place, actor=operator, reason="triage")
+            assert run_job(job.pk) == "succeeded"
+
+        @staticmethod
+        def replay(ids: list[int]) -> None:
+            job = request_job("replay", actor=operator, reason="fixed, try again", ids=ids)
+            assert run_job(job.pk) == "succeeded"
+
+    return Rounds()

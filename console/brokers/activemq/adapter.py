@@ -48,6 +48,7 @@ from console.brokers.base import (
     Adapter,
     BrokerConfig,
     CaptureSession,
+    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
@@ -76,6 +77,12 @@ class ActiveMQAdapter(Adapter):
                 self._link.close()
             self._link = StompLink(self.config)
         return self._link
+
+    def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
+        """Over STOMP the broker tells nothing of redelivery: each client's RedeliveryPolicy
+        (or the broker's redeliveryPlugin in activemq.xml) decides, which no STOMP frame shows."""
+        return DeliveryPolicy(told=False, notes=(
+            "each client's RedeliveryPolicy decides (ActiveMQ's default: 6 redeliveries, then its DLQ)",))
 
     def check(self) -> dict[str, Any]:
         link = self._connected()

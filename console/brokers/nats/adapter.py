@@ -56,6 +56,7 @@ from console.brokers.base import (
     BrokerConfig,
     BrokerError,
     CaptureSession,
+    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
@@ -63,6 +64,7 @@ from console.brokers.base import (
     Received,
 )
 from console.brokers.nats import advisories
+from console.brokers.policy import duration
 from console.brokers.nats.capture import NatsCapture
 from console.brokers.nats.connection import connect, translate
 from console.brokers.nats.letters import fetch_dead, letter
@@ -185,6 +187,27 @@ class NatsAdapter(Adapter):
                 num_redelivered=source.num_redelivered,
             )
         return info
+
+    def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
+        """From the consumer's config: ``max_deliver`` and ``backoff`` (else the ack wait)."""
+
+        async def info(js: JetStreamContext) -> ConsumerInfo | None:
+            try:
+                return await js.consumer_info(origin.scope, origin.name)
+            except NotFoundError:
+                return None
+
+        consumer = self.call(info)
+        if consumer is None:
+            return DeliveryPolicy(told=False, notes=(f"no consumer {origin.name} on stream {origin.scope}",))
+        config = consumer.config
+        limit = config.max_deliver if (config.max_deliver or 0) > 0 else None
+        notes = () if config.backoff or not config.ack_wait else (
+            f"redelivered after the ack wait ({duration(config.ack_wait)})",)
+        return DeliveryPolicy(
+            told=True, max_deliveries=limit, backoff=tuple(config.backoff or ()), notes=notes,
+            dead_place=f"a MAX_DELIVERIES advisory (the message stays in stream {origin.scope})" if limit else "",
+        )
 
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         return NatsCapture(self, place)

@@ -23,6 +23,7 @@ from console.brokers.base import (
     BrokerConfig,
     BrokerError,
     CaptureSession,
+    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
@@ -33,6 +34,7 @@ from console.brokers.rabbitmq.capture import QueueConsumer, RabbitCapture
 from console.brokers.rabbitmq.discovery import Topology, find_dead_places, timestamp_seconds
 from console.brokers.asyncloop import LoopThread
 from console.brokers.rabbitmq.management import ManagementAPI
+from console.brokers.rabbitmq.policy import origin_policy
 from console.brokers.rabbitmq.publisher import ConfirmWindowPublisher
 from console.brokers.rabbitmq.shovel import find_shovel, start_shovel, stop_shovel
 
@@ -213,6 +215,24 @@ class RabbitMQAdapter(Adapter):
                 if place.name in counts:
                     place.depth, place.consumers = counts[place.name]
         return places
+
+    def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
+        """From the management API: the origin queue's delivery limit, dead-letter route and
+        retry chain (see ``policy``)."""
+        return self.delivery_policies([origin])[0]
+
+    def delivery_policies(self, origins: Sequence[PlaceRef]) -> list[DeliveryPolicy]:
+        """One read of each vhost's topology (and of the broker's version) for all the origins."""
+        api = self._api()
+        version = str((api.get("/api/overview", columns="rabbitmq_version") or {}).get("rabbitmq_version", ""))
+        topologies: dict[str, Topology] = {}
+        policies = []
+        for origin in origins:
+            vhost = origin.scope or self.vhost
+            if vhost not in topologies:
+                topologies[vhost] = Topology.from_api(api.queues(vhost), api.exchanges(vhost), api.bindings(vhost))
+            policies.append(origin_policy(topologies[vhost], (vhost, origin.name), version))
+        return policies
 
     def stats(self, place: PlaceRef) -> PlaceInfo:
         vhost = place.scope or self.vhost

@@ -35,12 +35,14 @@ from console.brokers.base import (
     BrokerConfig,
     BrokerError,
     CaptureSession,
+    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
     PublishResult,
     Received,
 )
+from console.brokers.policy import duration
 from console.brokers.redis import places, publisher
 from console.brokers.redis.capture import DeadStreamCapture, PendingCapture
 from console.brokers.redis.connection import Options, connect, server_label, translated_errors
@@ -76,6 +78,15 @@ class RedisStreamsAdapter(Adapter):
     def discover(self) -> list[PlaceInfo]:
         with translated_errors(self.where):
             return places.discover(self.client, self.options)
+
+    def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
+        """Redis limits no deliveries: the adapter's threshold decides what is a letter."""
+        return DeliveryPolicy(
+            told=True, max_deliveries=self.options.threshold,
+            limit_by="the console's threshold: Redis counts deliveries but limits none",
+            dead_place=f"the console takes it from the group's pending entries once idle "
+                       f"{duration(self.options.min_idle_ms / 1000)}",
+        )
 
     def stats(self, place: PlaceRef) -> PlaceInfo:
         with translated_errors(self.where):

@@ -1,0 +1,104 @@
+"""The safeguards on automation: releasing a quarantined letter, origins with their breaker,
+streak and effective policy, and closing a breaker (console.services.safeguards)."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.access.redaction import mask_origins
+from console.access.scope import visible
+from console.api.errors import ErrorSerializer, refused
+from console.api.letters import LetterSerializer
+from console.models import DeadLetter, Origin
+from console.services.policy import effective_policies
+from console.services.safeguards import SafeguardError, do_close_breaker, do_release
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="Why (audited)")
+
+
+class StreakSerializer(serializers.Serializer):
+    exception = serializers.CharField(source="streak_exception",
+                                      help_text="Exception type of the latest letters in a row")
+    same = serializers.IntegerField(source="streak_same", help_text="Letters in a row with that exception")
+    any = serializers.IntegerField(source="streak_any", help_text="Letters in a row with any exception")
+    last_arrival_at = serializers.DateTimeField(allow_null=True)
+
+
+class OriginSerializer(serializers.ModelSerializer):
+    broker_name = serializers.CharField(source="broker.name", read_only=True)
+    breaker_open = serializers.BooleanField(read_only=True)
+    streak = StreakSerializer(source="*", read_only=True)
+    policy = serializers.SerializerMethodField(help_text="The effective policy in plain words: what the broker "
+                                               "does with a message that keeps failing, then the rules")
+
+    class Meta:
+        model = Origin
+        fields = ["id", "broker", "broker_name", "scope", "name", "breaker_open", "breaker_opened_at",
+                  "breaker_reason", "streak", "policy"]
+        read_only_fields = fields
+
+    def get_policy(self, origin: Origin) -> str:
+        policies = self.context.get("policies")
+        return policies[origin.pk] if policies is not None else effective_policies([origin])[origin.pk]
+
+
+class OriginList(generics.ListAPIView):
+    """Origins letters died in, each with its breaker, streak and effective policy (read from the
+    broker on each request)."""
+
+    serializer_class = OriginSerializer
+
+    @extend_schema(parameters=[OpenApiParameter("broker", OpenApiTypes.INT, description="Broker id")])
+    def get(self, request, *args, **kwargs):
+        origins = list(self.get_queryset())
+        mask_origins(request.user, origins)
+        context = {**self.get_serializer_context(), "policies": effective_policies(origins)}
+        return Response(OriginSerializer(origins, many=True, context=context).data)
+
+    def get_queryset(self) -> QuerySet:
+        origins = visible(self.request.user, Origin.objects.select_related("broker"))
+        broker = self.request.query_params.get("broker")
+        if broker:
+            if not broker.isdigit():
+                raise ValidationError({"broker": "must be a broker id"})
+            origins = origins.filter(broker_id=int(broker))
+        return origins
+
+
+class OriginCloseBreaker(APIView):
+    """Close the origin's open breaker (audited): rules may replay to it again. 400 when it is not open."""
+
+    @extend_schema(request=ReasonSerializer, responses={200: OriginSerializer, 400: ErrorSerializer})
+    def post(self, request, origin_id: int):
+        origin = generics.get_object_or_404(Origin.objects.select_related("broker"), pk=origin_id)
+        given = ReasonSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            origin = do_close_breaker(origin, actor=request.user, reason=given.validated_data["reason"])
+        except SafeguardError as exc:
+            return refused(exc)
+        mask_origins(request.user, [origin])
+        return Response(OriginSerializer(origin, context={"request": request}).data)
+
+
+class LetterRelease(APIView):
+    """Release a quarantined letter (audited): rules may replay it again. 400 when it is not quarantined."""
+
+    @extend_schema(request=ReasonSerializer, responses={200: LetterSerializer, 400: ErrorSerializer})
+    def post(self, request, letter_id: int):
+        letter = generics.get_object_or_404(DeadLetter, pk=letter_id)
+        given = ReasonSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            letter = do_release(letter, actor=request.user, reason=given.validated_data["reason"])
+        except SafeguardError as exc:
+            return refused(exc)
+        return Response(LetterSerializer(letter, context={"request": request}).data)
