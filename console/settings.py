@@ -179,6 +179,7 @@ CELERY_BEAT_SCHEDULE = {
     "sample-places": {"task": "console.sample_places", "schedule": env_int("DLO_SAMPLE_SECONDS", 60)},
     # New dead places appear, vanished ones are marked gone, without a click (audited when so).
     "discover-brokers": {"task": "console.discover_brokers", "schedule": env_int("DLO_DISCOVER_SECONDS", 300)},
+    "apply-rules": {"task": "console.apply_rules", "schedule": env_int("DLO_RULES_SECONDS", 10)},
     "resume-stale-jobs": {"task": "console.resume_stale_jobs", "schedule": 60},
     "expire-unapproved-jobs": {"task": "console.expire_unapproved_jobs", "schedule": 60},
     # The pipeline (console.pipeline.tasks): archive to the lake, then groups, then retention.
@@ -211,6 +212,8 @@ DLO_APPROVAL_WINDOW_SECONDS = env_int("DLO_APPROVAL_WINDOW_SECONDS", 3600)
 DLO_APPROVAL_EXPIRY_SECONDS = env_int("DLO_APPROVAL_EXPIRY_SECONDS", 24 * 3600)
 # How long a job waits for an unreachable broker before it fails.
 DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
+# What a rule's replays and forwards publish at most, letters a second (console.jobs.rules).
+DLO_RULE_RATE_LIMIT = env_int("DLO_RULE_RATE_LIMIT", 50)
 # The keeper (manage.py keep, console.jobs.keeper): how often it looks at the places it keeps,
 # how many it drains at once, and how long one place is drained before the others' turn.
 DLO_KEEPER_POLL_SECONDS = env_float("DLO_KEEPER_POLL_SECONDS", 0.5)

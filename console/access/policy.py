@@ -81,6 +81,11 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "roles": MANAGE_USERS,
     "role-grant": MANAGE_USERS,
     # The REST API.
+    # Handling rules: operators make and change them (enabling one needs its action's rights,
+    # checked by console.services.rules); a dry run counts letters by content, so not a viewer's.
+    "api-rules": {"GET": VIEW, "*": ACT},
+    "api-rule": {"GET": VIEW, "*": ACT},
+    "api-rule-dry-run": ACT,
     "api-brokers": {"GET": VIEW, "*": MANAGE_BROKERS},
     "api-brokers-test": MANAGE_BROKERS,
     # A broker's default for new places (PATCH): an operator who may act on the whole broker.

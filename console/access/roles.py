@@ -38,7 +38,12 @@ def role_holding(codename: str) -> str:
 
 
 def has(user, codename: str) -> bool:
-    """Whether a user (or the string actor of a script or command, trusted) holds a permission."""
+    """Whether a user (or the string actor of a script or command, trusted) holds a permission;
+    a rule holds what the person who enabled it holds (console.access.actors)."""
+    from console.access.actors import RuleActor
+
+    if isinstance(user, RuleActor):
+        return user.user is not None and has(user.user, codename)
     if isinstance(user, str):
         return True
     return bool(user and user.is_authenticated and user.is_active and user.has_perm(perm(codename)))

@@ -49,8 +49,11 @@ def scope_of(user) -> Scope:
 
     Any RoleScope row limits the user, even one whose broker or place was removed since:
     it then allows nothing (fail closed)."""
+    from console.access.actors import RuleActor
     from console.models import RoleScope
 
+    if isinstance(user, RuleActor):
+        return _rule_scope(user)
     if isinstance(user, str) or user is None or not user.is_authenticated or user.is_superuser:
         return UNLIMITED
     cached = getattr(user, "_dlo_scope", None)
@@ -60,6 +63,25 @@ def scope_of(user) -> Scope:
     scope = UNLIMITED if not rows else Scope(frozenset(b for b, _ in rows if b), frozenset(p for _, p in rows if p))
     user._dlo_scope = scope
     return scope
+
+
+NOWHERE = Scope(frozenset(), frozenset())
+
+
+def _rule_scope(actor) -> Scope:
+    """The scope of the person who enabled a rule, narrowed to the rule's broker or place."""
+    from console.models import DeadPlace
+
+    base = scope_of(actor.user) if actor.user is not None else NOWHERE
+    if actor.place_id is not None:
+        broker_id = DeadPlace.objects.filter(pk=actor.place_id).values_list("broker_id", flat=True).first()
+        return Scope(frozenset(), frozenset({actor.place_id}) if base.allows(broker_id, actor.place_id) else frozenset())
+    if actor.broker_id is not None:
+        if base.unlimited or actor.broker_id in base.brokers:
+            return Scope(frozenset({actor.broker_id}), frozenset())
+        return Scope(frozenset(), frozenset(DeadPlace.objects.filter(pk__in=base.places, broker_id=actor.broker_id)
+                                            .values_list("pk", flat=True)))
+    return base
 
 
 def _within(scope: Scope, broker: str, place: str) -> Q:
@@ -75,7 +97,7 @@ def _all_within(scope: Scope, concerns: QuerySet) -> Q:
 
 def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
     from console.models import (
-        AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, FailureGroupHistory, Job, Origin,
+        AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, FailureGroupHistory, Job, Origin, Rule,
     )
 
     model = queryset.model
@@ -101,6 +123,11 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
             place_id__in=scope.places, broker_id=OuterRef("broker_id"), place__scope=OuterRef("scope"),
             origin_queue=OuterRef("name"))
         return queryset.filter(Q(broker_id__in=scope.brokers) | Q(Exists(from_allowed_place)))
+    if model is Rule:
+        # A rule over every place is seen only without limits; one over a broker or a place by
+        # those who may act there.
+        return queryset.filter(_within(scope, "broker_id", "place_id")
+                               | Q(place__broker_id__in=scope.brokers))
     if model is FailureGroupHistory:
         # The pipeline counts each group over every place at once: there is no part of it a
         # limited user could be shown without the others' counts, origins and brokers.

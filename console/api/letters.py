@@ -20,6 +20,7 @@ from console.access.serializers import RedactedLetterMixin
 from console.api.audit import AuditEventSerializer
 from console.api.keyset import KeysetPagination
 from console.models import AuditEvent, DeadLetter
+from console.services.rules import handling_of
 from console.services.selection import SelectionError, visible_matches
 
 PREVIEW_BYTES = 200
@@ -85,19 +86,38 @@ class LetterSummarySerializer(RedactedLetterMixin, serializers.ModelSerializer):
         return body_text_preview(bytes(head))
 
 
+class RuleHandlingSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="rule_id")
+    name = serializers.CharField(source="rule.name")
+    version = serializers.IntegerField()
+    action = serializers.CharField(help_text="What it did: retry, forward, mark_failed, discard, hold")
+    tries = serializers.IntegerField(help_text="Tries its ladder made on the letter's lineage")
+    next_at = serializers.DateTimeField(allow_null=True, help_text="When its next try is due")
+    held = serializers.BooleanField(help_text="Held for a person: no rule acts on it again")
+    note = serializers.CharField(help_text="E.g. that its ladder ran out")
+
+
 class LetterSerializer(LetterSummarySerializer):
     body = serializers.SerializerMethodField()
     lineage = serializers.SerializerMethodField()
     audit = serializers.SerializerMethodField()
     quarantined = serializers.SerializerMethodField(help_text="No rule replays it until a person releases it")
+    rule = serializers.SerializerMethodField(help_text="The rule that last acted on the letter's lineage, or null")
 
     class Meta(LetterSummarySerializer.Meta):
         fields = [
             *LetterSummarySerializer.Meta.fields, "exception_stack", "envelope_details", "headers",
             "properties", "body", "replayed_to", "replayed_at", "last_job", "capture_job", "lineage", "audit",
-            "replay_count", "quarantined", "quarantine_reason",
+            "replay_count", "quarantined", "quarantine_reason", "rule",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(RuleHandlingSerializer(allow_null=True))
+    def get_rule(self, letter: DeadLetter) -> dict | None:
+        handling = handling_of(letter)
+        if handling is None or handling.rule_id is None:
+            return None
+        return RuleHandlingSerializer(handling).data
 
     def get_quarantined(self, letter: DeadLetter) -> bool:
         return letter.quarantined_at is not None

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
 from console.access.api import RolePermission
-from console.api import approvals, audit, brokers, edit_replay, jobs, letters, places, safeguards
+from console.api import approvals, audit, brokers, edit_replay, jobs, letters, places, rules, safeguards
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
 _signed_in = [IsAuthenticated, RolePermission]
@@ -26,6 +26,9 @@ urlpatterns = [
     path("origins/", safeguards.OriginList.as_view(), name="api-origins"),
     path("origins/<int:origin_id>/close-breaker/", safeguards.OriginCloseBreaker.as_view(),
          name="api-origin-close-breaker"),
+    path("rules/", rules.RuleList.as_view(), name="api-rules"),
+    path("rules/<int:rule_id>/", rules.RuleDetail.as_view(), name="api-rule"),
+    path("rules/<int:rule_id>/dry-run/", rules.RuleDryRun.as_view(), name="api-rule-dry-run"),
     path("jobs/", jobs.JobList.as_view(), name="api-jobs"),
     path("jobs/preview/", jobs.JobPreview.as_view(), name="api-jobs-preview"),
     path("jobs/<int:job_id>/", jobs.JobDetail.as_view(), name="api-job"),

@@ -70,6 +70,18 @@ def needs_approval(job: Job) -> str:
             f"{settings.DLO_APPROVAL_WINDOW_SECONDS // 60} minutes, above {threshold}")
 
 
+def approved_when_enabled(job: Job, actor) -> None:
+    """A rule's job (console.access.actors.RuleActor) does not wait: the person who enabled the
+    rule approved it then, having seen its dry run (what an approver of each job would see,
+    job after job), and holding the rights of its action (only an admin enables a discard
+    rule). So the job names them as its approver. A rule runs unattended: jobs waiting for a
+    second person one by one would stop exactly the retries it exists for."""
+    job.approved_by = actor.user
+    job.approved_at = timezone.now()
+    job.add_log(f"approved when {actor.user} enabled the rule")
+    job.save(update_fields=["approved_by", "approved_at", "log"])
+
+
 def hold_for_approval(job: Job, why: str, *, actor: Actor) -> None:
     """Make a job just created wait for approval instead of running (inside its transaction)."""
     job.status = Job.Status.AWAITING_APPROVAL

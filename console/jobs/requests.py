@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db import transaction
 
+from console.access.actors import RuleActor
 from console.access.guards import guard_places, guard_reach
 from console.access.roles import has, role_holding
 from console.access.scope import OutOfScope
@@ -78,7 +79,9 @@ def request_job(kind: str, *, actor: Actor, reason: str, ticket: str = "", run_h
                      details={"kind": kind, **asked, **plan.details,
                               "per_place": job.per_place})
         job_kind.requested(job, plan, actor=actor)
-        why = approvals.needs_approval(job)
+        why = "" if isinstance(actor, RuleActor) else approvals.needs_approval(job)
+        if isinstance(actor, RuleActor):
+            approvals.approved_when_enabled(job, actor)
         if why:
             approvals.hold_for_approval(job, why, actor=actor)
         elif not run_here:

@@ -26,6 +26,13 @@ def discover_brokers() -> dict:
     return discover()
 
 
+@shared_task(name="console.apply_rules")
+def apply_rules() -> dict:
+    from console.jobs.rules import apply_rules as apply
+
+    return apply()
+
+
 @shared_task(name="console.sample_places")
 def sample_places() -> int:
     from console.jobs.periodic import sample_places as sample

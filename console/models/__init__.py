@@ -10,9 +10,10 @@ from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
 from console.models.signin import SignInFailure
 from console.models.redaction import RedactionRule
+from console.models.rule import LetterHandling, Rule, RuleVersion
 
 __all__ = [
     "AuditEvent", "AuditEventPlace", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory",
     "Job",
-    "LakeWatermark", "LetterSearch", "LetterState", "Origin", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope",
+    "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleVersion",
 ]

@@ -161,7 +161,8 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
 
     now = timezone.now()
     rows = [row for row, _ in fresh]
-    safeguards.mark_returns(rows, _link_returns(fresh), now)
+    counts, on_ladder = _link_returns(fresh)
+    safeguards.mark_returns(rows, counts, now, on_ladder=on_ladder)
     new_ids = copy_insert(DeadLetter, rows)
     _await_ack(place, new_ids, [row["custody_key"] for row in rows])
     if new_ids:
@@ -170,14 +171,15 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
             details={"already_in_custody": len(matched)} if matched else None,
         )
         safeguards.audit_quarantined(place, rows, new_ids)
-        safeguards.note_arrivals(place, rows, new_ids, now)
+        safeguards.note_arrivals(place, rows, new_ids, now, on_ladder=on_ladder)
     job_id = job.pk if job is not None else None
     return Stored(new_ids, matched, taken_over=sum(1 for i in matched if job_id is None or stored_by[i] != job_id))
 
 
-def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> dict[int, int]:
+def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> tuple[dict[int, int], set[int]]:
     """Letters carrying our replay id header point to the letter whose replay they are;
-    returns each linked parent's ``replay_count``."""
+    returns each linked parent's ``replay_count``, and the parents replayed as a try of a
+    rule's retry ladder (console.jobs.rules)."""
     by_replay_id: dict[str, list[dict]] = {}
     for row, item in fresh:
         rid = item.message.headers.get(REPLAY_ID_HEADER)
@@ -186,9 +188,9 @@ def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> dict[int, int]:
         if rid:
             by_replay_id.setdefault(str(rid), []).append(row)
     if not by_replay_id:
-        return {}
+        return {}, set()
     parents = list(DeadLetter.objects.filter(replay_id__in=list(by_replay_id))
-                   .values("id", "replay_id", "last_job_id", "replay_count"))
+                   .values("id", "replay_id", "last_job_id", "replay_count", "handling__action"))
     for parent in parents:
         for row in by_replay_id[parent["replay_id"]]:
             row["parent_id"] = parent["id"]
@@ -196,7 +198,8 @@ def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> dict[int, int]:
             Job.objects.filter(id=parent["last_job_id"]).update(
                 returned=F("returned") + len(by_replay_id[parent["replay_id"]])
             )
-    return {parent["id"]: parent["replay_count"] for parent in parents}
+    return ({parent["id"]: parent["replay_count"] for parent in parents},
+            {parent["id"] for parent in parents if parent["handling__action"] == "retry"})
 
 
 def _await_ack(place: DeadPlace, letter_ids: list[int], keys: list[str]) -> None:

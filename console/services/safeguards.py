@@ -77,16 +77,21 @@ def quarantine_words(replay_count: int) -> str:
             "a replay loop; no rule replays it until a person releases it")
 
 
-def mark_returns(rows: Sequence[dict], parent_counts: dict[int, int], now: datetime) -> None:
+def mark_returns(rows: Sequence[dict], parent_counts: dict[int, int], now: datetime, *,
+                 on_ladder: set[int] = frozenset()) -> None:
     """Fill the ``replay_count`` of new letters linked to a parent, and quarantine those whose
-    lineage came back often enough (rows as custody writes them, parents already linked)."""
+    lineage came back often enough (rows as custody writes them, parents already linked).
+
+    A return of a try of a rule's retry ladder (``on_ladder``: its parent was replayed as one)
+    is not quarantined: the ladder planned it, counts it, and says what follows when it runs
+    out. Quarantine stops loops nobody planned."""
     limit = quarantine_after()
     for row in rows:
         parent = row.get("parent_id")
         if parent is None or parent not in parent_counts:
             continue
         row["replay_count"] = parent_counts[parent] + 1
-        if row["replay_count"] >= limit:
+        if row["replay_count"] >= limit and parent not in on_ladder:
             row["quarantined_at"] = now
             row["quarantine_reason"] = quarantine_words(row["replay_count"])
 
@@ -127,12 +132,17 @@ class _Streak:
         return ""
 
 
-def note_arrivals(place: DeadPlace, rows: Sequence[dict], ids: Sequence[int], now: datetime) -> None:
+def note_arrivals(place: DeadPlace, rows: Sequence[dict], ids: Sequence[int], now: datetime, *,
+                  on_ladder: set[int] = frozenset()) -> None:
     """Add a stored batch's letters (in arrival order) to their origins' streaks, and open the
-    breakers they trip: one locking read and one upsert for the whole batch."""
+    breakers they trip: one locking read and one upsert for the whole batch.
+
+    A return of a try of a rule's retry ladder (its parent in ``on_ladder``) adds nothing: one
+    message failing again as its ladder planned is that message's business (the ladder counts
+    it), not a sign that its consumer is broken."""
     arrivals: dict[str, list[tuple[str, datetime, int]]] = {}
     for row, letter_id in zip(rows, ids):
-        if row["origin_queue"]:
+        if row["origin_queue"] and row.get("parent_id") not in on_ladder:
             arrivals.setdefault(row["origin_queue"], []).append(
                 (row["exception_type"], row["last_failed_at"] or now, letter_id))
     if not arrivals:

@@ -1,0 +1,130 @@
+"""``/api/rules/``: handling rules, their versions and their dry run (console.services.rules;
+what they do: console.jobs.rules). Every change is audited; a limited user sees and changes only
+the rules of their brokers and places."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.access.scope import visible
+from console.api.errors import ErrorSerializer, refused
+from console.models import Rule
+from console.services.rules import (
+    RuleError,
+    describe_action,
+    do_create_rule,
+    do_delete_rule,
+    do_update_rule,
+    dry_run,
+)
+
+
+class RuleSerializer(serializers.ModelSerializer):
+    scope = serializers.SerializerMethodField(help_text='{} (every place), {"broker": id} or {"place": id}')
+    enabled_by = serializers.CharField(source="enabled_by.username", default=None, read_only=True)
+    description = serializers.SerializerMethodField(help_text="The action in plain words")
+    actor = serializers.SerializerMethodField(help_text="How the audit names what this version does")
+
+    class Meta:
+        model = Rule
+        fields = ["id", "name", "position", "enabled", "scope", "match", "action", "version", "description",
+                  "actor", "enabled_by", "enabled_at", "last_error", "created_at"]
+        read_only_fields = fields
+
+    def get_scope(self, rule: Rule) -> dict:
+        if rule.place_id is not None:
+            return {"place": rule.place_id}
+        return {"broker": rule.broker_id} if rule.broker_id is not None else {}
+
+    def get_description(self, rule: Rule) -> str:
+        return describe_action(rule.action)
+
+    def get_actor(self, rule: Rule) -> str:
+        return f"rule:{rule.name}@v{rule.version}"
+
+
+class RuleInputSerializer(serializers.Serializer):
+    """What a rule is made of (every key but ``name`` and ``action`` optional on POST; PATCH
+    takes any of them). ``match`` and ``action`` are checked by console.services.rules."""
+
+    name = serializers.CharField(max_length=100, required=False)
+    position = serializers.IntegerField(required=False)
+    enabled = serializers.BooleanField(required=False)
+    scope = serializers.JSONField(required=False)
+    match = serializers.JSONField(required=False)
+    action = serializers.JSONField(required=False)
+    reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="Why (audited)")
+
+
+class DryRunSerializer(serializers.Serializer):
+    matched = serializers.IntegerField(help_text="Held letters it would act on now")
+    by_action = serializers.DictField(child=serializers.IntegerField(), help_text="How many per action")
+    sample = serializers.ListField(child=serializers.IntegerField(), help_text="Some of their letter ids")
+
+
+def _rules(user) -> QuerySet:
+    return visible(user, Rule.objects.filter(deleted_at__isnull=True)).select_related("enabled_by")
+
+
+class RuleList(APIView):
+    @extend_schema(responses=RuleSerializer(many=True))
+    def get(self, request):
+        return Response(RuleSerializer(_rules(request.user), many=True).data)
+
+    @extend_schema(request=RuleInputSerializer, responses={201: RuleSerializer, 400: ErrorSerializer})
+    def post(self, request):
+        given = RuleInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = dict(given.validated_data)
+        if "name" not in data or "action" not in data:
+            return Response({"detail": "a rule needs a name and an action"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            rule = do_create_rule(actor=request.user, **data)
+        except RuleError as exc:
+            return refused(exc)
+        return Response(RuleSerializer(rule).data, status=status.HTTP_201_CREATED)
+
+
+class RuleDetail(APIView):
+    def _rule(self, request, rule_id: int) -> Rule:
+        return generics.get_object_or_404(_rules(request.user), pk=rule_id)
+
+    @extend_schema(responses=RuleSerializer)
+    def get(self, request, rule_id: int):
+        return Response(RuleSerializer(self._rule(request, rule_id)).data)
+
+    @extend_schema(request=RuleInputSerializer, responses={200: RuleSerializer, 400: ErrorSerializer})
+    def patch(self, request, rule_id: int):
+        rule = self._rule(request, rule_id)
+        given = RuleInputSerializer(data=request.data, partial=True)
+        given.is_valid(raise_exception=True)
+        data = dict(given.validated_data)
+        reason = data.pop("reason", "")
+        try:
+            rule = do_update_rule(rule, actor=request.user, reason=reason, **data)
+        except RuleError as exc:
+            return refused(exc)
+        return Response(RuleSerializer(rule).data)
+
+    @extend_schema(request=None, responses={204: None, 400: ErrorSerializer})
+    def delete(self, request, rule_id: int):
+        try:
+            do_delete_rule(self._rule(request, rule_id), actor=request.user,
+                           reason=request.query_params.get("reason", ""))
+        except RuleError as exc:
+            return refused(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RuleDryRun(APIView):
+    """What the rule would do now, were it enabled at its position: held letters it would match
+    (among those the caller may see), per action, and some of their ids. Changes nothing."""
+
+    @extend_schema(request=None, responses={200: DryRunSerializer})
+    def post(self, request, rule_id: int):
+        rule = generics.get_object_or_404(_rules(request.user), pk=rule_id)
+        return Response(dry_run(rule, reader=request.user).as_dict())

@@ -1,0 +1,155 @@
+"""Rules at work: every DLO_RULES_SECONDS (Celery beat's ``console.apply_rules``) the enabled
+rules are applied, in order, first match wins, to the held letters no rule is busy with
+(console.services.rules.decide). Every action is a job asked for through the one door
+(console.jobs.requests.request_job) by the rule itself, ``rule:<name>@v<version>``
+(console.access.actors.RuleActor): with the rights and scope of whoever enabled it, narrowed to
+the rule's, and a rate limit (DLO_RULE_RATE_LIMIT letters a second) on what it publishes.
+
+A retry's try is due its step's delay after the letter was captured (i.e. after it died this
+time); one not yet due is noted (``LetterHandling.next_at``) and looked at again then. Each
+replay counts one try on the letter; a letter that dies again comes back as a new letter and
+takes the count on. A ladder that ran out says so on the letter and the audit, then does what
+its ``then`` says: the next matching rule, hold, or mark failed. "hold" leaves the letter to a
+person: no rule acts on it again. Quarantined letters and origins whose breaker is open are
+never replayed or forwarded (console.services.safeguards).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from console.access.actors import RuleActor
+from console.jobs.requests import request_job
+from console.models import LetterHandling, Rule
+from console.services import audit
+from console.services.jobs import JobError
+from console.services.rules import Decision, decide, describe_action, enabled_rules, lineage_of, open_letters
+
+log = logging.getLogger(__name__)
+
+#: action -> the job kind it asks for.
+JOB_KINDS = {"retry": "replay", "forward": "move", "mark_failed": "mark_failed", "discard": "purge"}
+
+
+def actor_of(rule: Rule) -> RuleActor:
+    return RuleActor(rule.name, rule.version, user=rule.enabled_by, broker_id=rule.broker_id, place_id=rule.place_id)
+
+
+def apply_rules() -> dict[str, int]:
+    """One round of every enabled rule; per rule, how many letters it acted on now."""
+    rules = enabled_rules()
+    if not rules:
+        return {}
+    now = timezone.now()
+    letters = open_letters().filter(Q(handling__isnull=True) | Q(handling__next_at__isnull=True)
+                                    | Q(handling__next_at__lte=now))
+    groups: dict[tuple[int, str], list[Decision]] = defaultdict(list)
+    later: list[Decision] = []
+    ran_out: dict[tuple[int, str], list[Decision]] = defaultdict(list)
+    for decision in decide(rules, letters):
+        if decision.ran_out:
+            ran_out[(decision.rule.pk, decision.what)].append(decision)
+        if decision.what in ("next_rule", "blocked"):
+            continue
+        if decision.what == "retry" and decision.due_at > now:
+            later.append(decision)
+            continue
+        groups[(decision.rule.pk, decision.what)].append(decision)
+    rules_by_id = {rule.pk: rule for rule in rules}
+    for (rule_id, then), decisions in ran_out.items():
+        _ran_out(rules_by_id[rule_id], then, decisions)
+    if later:
+        with transaction.atomic():
+            _record(later, lambda d: {"next_at": d.due_at, "tries": d.tries_done})
+    acted: dict[str, int] = {}
+    for (rule_id, what), decisions in groups.items():
+        rule = rules_by_id[rule_id]
+        if _act(rule, what, decisions):
+            acted[str(rule)] = acted.get(str(rule), 0) + len(decisions)
+    return acted
+
+
+def _act(rule: Rule, what: str, decisions: list[Decision]) -> bool:
+    """Do one action of one rule over its letters, as a job (or, for "hold", by noting it)."""
+    actor = actor_of(rule)
+    ids = [decision.letter_id for decision in decisions]
+    words = describe_action(rule.action) if what == rule.action["kind"] else what.replace("_", " ")
+    reason = f"rule {rule.name!r} v{rule.version}: {words}"
+    try:
+        with transaction.atomic():
+            if what == "hold":
+                audit.record("rule.hold", actor=actor, reason=reason, letter_ids=ids, count=len(ids),
+                             details={"rule": rule.pk, "version": rule.version})
+                _record(decisions, lambda d: {"held": True, "note": f"held for a person by rule {rule.name!r} "
+                                                                    f"v{rule.version}"})
+                return True
+            job = request_job(JOB_KINDS[what], actor=actor, reason=reason, ids=ids, **_pace(rule, what))
+            _record(decisions, lambda d: {"job": job, "next_at": None,
+                                          **({"tries": d.tries_done + 1} if what == "retry" else {})})
+    except JobError as exc:
+        log.warning("%s: %s", actor, exc)
+        Rule.objects.filter(pk=rule.pk).update(last_error=f"{timezone.now():%Y-%m-%d %H:%M:%S} {exc}"[:2000])
+        return False
+    if rule.last_error:
+        Rule.objects.filter(pk=rule.pk).update(last_error="")
+    return True
+
+
+def _pace(rule: Rule, what: str) -> dict[str, Any]:
+    if what == "forward":
+        return {"target": rule.action["target"], "rate_limit": settings.DLO_RULE_RATE_LIMIT}
+    if what == "retry":
+        return {"rate_limit": settings.DLO_RULE_RATE_LIMIT}
+    return {}
+
+
+def _ran_out(rule: Rule, then: str, decisions: list[Decision]) -> None:
+    """Say on each letter, and in the audit, that the rule's ladder ran out, and what follows."""
+    follows = {"next_rule": "the next matching rule", "hold": "held for a person", "mark_failed": "marked failed"}
+    tries = decisions[0].tries_done
+    note = f"the ladder of rule {rule.name!r} v{rule.version} ran out after {tries} tries; then {follows[then]}"
+    with transaction.atomic():
+        audit.record("rule.ladder_ran_out", actor=actor_of(rule), reason=note,
+                     letter_ids=[d.letter_id for d in decisions], count=len(decisions),
+                     details={"rule": rule.pk, "version": rule.version, "then": then})
+        _record(decisions, lambda d: {"note": note, "ran_out": [rule.pk]}, act=False)
+
+
+def _record(decisions: list[Decision], fields, *, act: bool = True) -> None:
+    """Write what a rule did (or will do) on each letter's handling, in the caller's transaction;
+    a letter's first row takes on its lineage's tries and ran-out rules."""
+    ids = [d.letter_id for d in decisions]
+    rows = {row.letter_id: row for row in LetterHandling.objects.select_for_update().filter(letter_id__in=ids)}
+    lineage = lineage_of(set(ids) - set(rows))
+    now = timezone.now()
+    new, changed = [], []
+    for decision in decisions:
+        row = rows.get(decision.letter_id)
+        if row is None:
+            state = lineage.get(decision.letter_id)
+            row = LetterHandling(letter_id=decision.letter_id, rule_id=state.rule_id if state else None,
+                                 tries=state.tries if state else 0, ran_out=list(state.ran_out) if state else [])
+            new.append(row)
+        else:
+            changed.append(row)
+        values = fields(decision)
+        if "ran_out" in values:
+            values["ran_out"] = sorted(set(row.ran_out or []) | set(values["ran_out"]))
+        if act:
+            if row.rule_id != decision.rule.pk:
+                row.tries = 0
+            values = {"rule_id": decision.rule.pk, "version": decision.rule.version, "action": decision.what,
+                      "acted_at": now, **values}
+        for name, value in values.items():
+            setattr(row, name, value)
+    LetterHandling.objects.bulk_create(new)
+    if changed:
+        LetterHandling.objects.bulk_update(changed, ["rule", "version", "action", "tries", "next_at", "ran_out", "held",
+                                                     "note", "job", "acted_at"])
