@@ -452,17 +452,18 @@ def do_update_rule(rule: Rule, *, actor: Actor, reason: str = "", **changes: Any
         action = clean_action(changes["action"])
         versioned |= action != rule.action
         rule.action = action
-    if "position" in changes:
+    moved = False
+    if "position" in changes and changes["position"] != rule.position:
         position = changes["position"]
         if isinstance(position, bool) or not isinstance(position, int):
             raise RuleError("position must be a whole number")
-        rule.position = position
+        rule.position, moved = position, True
     if versioned:
         rule.version += 1
-    rule.save()
-    if versioned:
         _save_version(rule, actor)
-    audit.record("rule.changed", actor=actor, reason=reason, **_where(rule), details=_details(rule))
+    if versioned or moved:
+        rule.save()
+        audit.record("rule.changed", actor=actor, reason=reason, **_where(rule), details=_details(rule))
     wanted = changes.get("enabled", rule.enabled)
     if wanted and (versioned or not rule.enabled):
         rule = do_enable(rule, actor=actor, reason=reason)
