@@ -15,7 +15,8 @@ from django.core.management.base import CommandError
 from console.access.roles import ACT, MANAGE_BROKERS, MANAGE_USERS, PURGE, VIEW, has, user_named
 
 #: Commands of this project -> the permission they need; None: no role applies (it runs
-#: before there is a database to hold roles). tests/access checks every command is listed.
+#: before there is a database to hold roles, or it is a service). tests/access checks every
+#: command is listed.
 COMMAND_PERMISSIONS: dict[str, str | None] = {
     "add_broker": MANAGE_BROKERS,
     "demo": MANAGE_BROKERS,
@@ -27,6 +28,9 @@ COMMAND_PERMISSIONS: dict[str, str | None] = {
     "roles": MANAGE_USERS,
     "grant_role": MANAGE_USERS,
     "embedded_postgres": None,
+    # The keeper is a service, like the Celery worker: it acts as system:keeper on the places
+    # people chose to keep (each choice audited with its person), never for whoever starts it.
+    "keep": None,
 }
 
 
