@@ -15,15 +15,31 @@ from console.brokers import BrokerError
 from console.brokers.base import PlaceRef
 from console.brokers.policy import NOT_TOLD, describe
 from console.models import Origin
+from console.services.rules import describe_action, enabled_rules
 
 #: (rule name, what it does in plain words), e.g. ("card declined", "retries 3 × 1 min").
 RulePhrase = tuple[str, str]
 
 
 def rule_phrases(origin: Origin) -> list[RulePhrase]:
-    """SEAM for console.rules: the rules that apply to this origin's letters, in the order they
-    are tried, each as (name, action in plain words). Until rules exist, none apply."""
-    return []
+    """The enabled rules that may act on this origin's letters, in the order they are tried,
+    each as (name, action in plain words): rules over every place, over the origin's broker, or
+    over a place its letters died into, that match on no origin or on this one. (What else a
+    rule matches on, e.g. an exception type, applies letter by letter.)"""
+    from console.models import DeadLetter
+
+    places = set(DeadLetter.objects.filter(broker_id=origin.broker_id, origin_queue=origin.name)
+                 .values_list("place_id", flat=True).distinct())
+    phrases = []
+    for rule in enabled_rules():
+        if rule.place_id is not None and rule.place_id not in places:
+            continue
+        if rule.broker_id is not None and rule.broker_id != origin.broker_id:
+            continue
+        if rule.match.get("origin") not in (None, origin.name):
+            continue
+        phrases.append((rule.name, describe_action(rule.action)))
+    return phrases
 
 
 def with_rules(broker_words: str, phrases: Sequence[RulePhrase]) -> str:

@@ -82,6 +82,9 @@ def test_a_dry_run_counts_what_the_enabled_rule_then_does(memory_broker, operato
 
     apply_rules()  # nothing left for them: held letters are a person's now
     assert Job.objects.count() == 2
+    (origin,) = api.get("/api/origins/").json()
+    assert origin["policy"].endswith("; then rule 'acme waits' holds for a person; then rule 'bad input' marks "
+                                     "failed; then rule 'refunds' forwards to orders.parking"), origin["policy"]
 
 
 def test_rules_are_versioned_audited_and_only_an_admin_enables_a_discard(memory_broker, operator, admin):
