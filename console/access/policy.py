@@ -59,6 +59,12 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "action-arrived": ACT,
     "letter-edit": ACT,
     "letter-release": ACT,
+    # Handling rules: anyone sees them; operators make drafts, dry-run, enable (with the rights
+    # the rule's action needs, checked by console.services.rules) and delete them.
+    "rules": {"GET": VIEW, "*": ACT},
+    "rule-dry-run": ACT,
+    "rule-switch": ACT,
+    "rule-delete": ACT,
     "origins": VIEW,
     "origin-close-breaker": ACT,
     "job-cancel": ACT,

@@ -6,7 +6,7 @@ from django.urls import path
 from console.security.signin import SignInView
 from console.web.views import (
     actions, approvals, audit, brokers, groups, inventory, jobs, keeping, letters, places, redaction, roles,
-    safeguards, shovel, tokens,
+    rules, safeguards, shovel, tokens,
 )
 
 urlpatterns = [
@@ -37,6 +37,10 @@ urlpatterns = [
     path("letters/<int:letter_id>/edit/", letters.letter_edit, name="letter-edit"),
     path("letters/<int:letter_id>/body", letters.letter_body, name="letter-body"),
     path("letters/<int:letter_id>/release/", safeguards.letter_release, name="letter-release"),
+    path("rules/", rules.rule_list, name="rules"),
+    path("rules/<int:rule_id>/dry-run/", rules.rule_dry_run, name="rule-dry-run"),
+    path("rules/<int:rule_id>/switch/", rules.rule_switch, name="rule-switch"),
+    path("rules/<int:rule_id>/delete/", rules.rule_delete, name="rule-delete"),
     path("origins/", safeguards.origin_list, name="origins"),
     path("origins/<int:origin_id>/close-breaker/", safeguards.origin_close_breaker, name="origin-close-breaker"),
     path("jobs/", jobs.job_list, name="jobs"),

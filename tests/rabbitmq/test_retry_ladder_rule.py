@@ -86,6 +86,9 @@ def test_a_ladder_replays_at_its_steps_then_marks_failed(kit, rabbit_broker, ope
     shown = api.get(f"/api/letters/{letters[-1].pk}/").json()["rule"]
     assert (shown["name"], shown["version"], shown["tries"]) == ("card declined", 1, 3)
     assert "ran out after 3 tries" in shown["note"]
+    page = APIClient()
+    page.force_login(operator)
+    assert "ran out after 3 tries" in page.get(f"/letters/{letters[-1].pk}/").content.decode()
     assert Job.objects.filter(actor_name="rule:card declined@v1", approved_by=operator).count() == 4
 
 

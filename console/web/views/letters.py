@@ -18,6 +18,7 @@ from console.jobs.requests import request_job
 from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES
 from console.services.jobs import JobError
+from console.services.rules import handling_of
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
 from console.web.display import BodyView, body_view, value_rows, x_death_rows
 from console.web.paging import page_after
@@ -46,6 +47,7 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
     returns = list(visible(request.user, letter.returns.select_related("last_job")).order_by("id"))
     mask_envelopes(request.user, returns)
     context = {
+        "handling": handling_of(letter),
         "letter": letter,
         "headers": value_rows(shown.headers),
         "properties": value_rows(shown.properties),
