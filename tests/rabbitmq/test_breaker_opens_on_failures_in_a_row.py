@@ -2,13 +2,15 @@
 their exception type carried in Spring AMQP's ``x-exception-stacktrace`` header, arrive from
 one origin; three in a row with the same exception open the origin's breaker, and rules may
 then replay none of its letters (console.services.safeguards.rules_may_replay) until a person
-closes it through the API. The API lists the origin with its breaker, streak and policy."""
+closes it through the API; an enabled rule that would replay them leaves them alone until then.
+The API lists the origin with its breaker, streak and policy."""
 
 from __future__ import annotations
 
 import pytest
 
-from console.models import AuditEvent, DeadLetter, Origin
+from console.jobs.rules import apply_rules
+from console.models import AuditEvent, DeadLetter, Job, Origin
 from console.services.audit import verify_chain
 from console.services.safeguards import rules_may_replay
 
@@ -40,12 +42,20 @@ def test_three_in_a_row_with_the_same_exception_open_the_breaker_until_a_person_
 
     held = DeadLetter.objects.filter(place=place, state="held")
     assert list(rules_may_replay(held)) == []
+    # An enabled rule that would replay them leaves them alone while the breaker is open.
+    made = operator_api.post("/api/rules/", {
+        "name": "retry billing", "scope": {"place": place.pk}, "enabled": True,
+        "action": {"kind": "retry", "ladder": [{"delay_seconds": 0, "tries": 3}]}}, format="json").json()
+    assert operator_api.post(f"/api/rules/{made['id']}/dry-run/").json()["by_action"] == {"blocked": 4}
+    apply_rules()
+    assert not Job.objects.filter(actor_name="rule:retry billing@v1").exists()
 
     (listed,) = [o for o in operator_api.get("/api/origins/").json() if o["name"] == work]
     assert listed["breaker_open"] is True and listed["breaker_reason"] == origin.breaker_reason
     assert (listed["streak"]["exception"], listed["streak"]["same"], listed["streak"]["any"]) == (
         "com.shop.CardDeclinedException", 3, 4)
-    assert listed["policy"] == f"no delivery limit, a rejected letter goes to {place.name}"
+    assert listed["policy"] == (f"no delivery limit, a rejected letter goes to {place.name}; "
+                                "then rule 'retry billing' retries 3 × at once, then hold for a person")
 
     refused = operator_api.post(f"/api/origins/{origin.pk}/close-breaker/", {}, format="json")
     assert refused.status_code == 400 and Origin.objects.get(pk=origin.pk).breaker_open
@@ -54,6 +64,9 @@ def test_three_in_a_row_with_the_same_exception_open_the_breaker_until_a_person_
     assert closed.status_code == 200, closed.content
     assert (closed.json()["breaker_open"], closed.json()["streak"]["any"]) == (False, 0)
     assert sorted(rules_may_replay(held).values_list("id", flat=True)) == [letter.pk for letter in letters]
+    apply_rules()  # closed: the rule replays them now
+    (job,) = Job.objects.filter(actor_name="rule:retry billing@v1")
+    assert (job.kind, sorted(job.selection["ids"])) == ("replay", [letter.pk for letter in letters])
     event = AuditEvent.objects.get(action="breaker_close")
     assert (event.actor_name, event.reason, event.target) == ("olga", "card processor back up", work)
     assert verify_chain().ok

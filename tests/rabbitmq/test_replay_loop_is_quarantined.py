@@ -1,14 +1,16 @@
 """Issue 17, point 6 (SAP's NDLV) on the real RabbitMQ: letters whose replays keep dying come
 back linked to their parents; the second return of a lineage is quarantined, rules may not
 replay it (console.services.safeguards.rules_may_replay), its API shows why; a person releases
-one through the API, which makes it replayable by rules again, and marks the other failed."""
+one through the API, which makes it replayable by rules again (an enabled rule that left it alone
+replays it then), and marks the other failed."""
 
 from __future__ import annotations
 
 import pytest
 
 from console.jobs.runner import run_job
-from console.models import AuditEvent, DeadLetter
+from console.jobs.rules import apply_rules
+from console.models import AuditEvent, DeadLetter, Job
 from console.services.audit import verify_chain
 from console.services.safeguards import rules_may_replay
 
@@ -36,6 +38,13 @@ def test_a_letter_that_comes_back_twice_after_replays_is_quarantined_until_a_per
 
     held = DeadLetter.objects.filter(place=place, state="held")
     assert list(rules_may_replay(held)) == []
+    # An enabled rule that would replay them leaves them alone while they are quarantined.
+    made = operator_api.post("/api/rules/", {
+        "name": "retry loops", "scope": {"place": place.pk}, "enabled": True,
+        "action": {"kind": "retry", "ladder": [{"delay_seconds": 0, "tries": 3}]}}, format="json").json()
+    assert operator_api.post(f"/api/rules/{made['id']}/dry-run/").json()["by_action"] == {"blocked": 2}
+    apply_rules()
+    assert not Job.objects.filter(actor_name="rule:retry loops@v1").exists()
     shown = operator_api.get(f"/api/letters/{twice[0].pk}/").json()
     assert (shown["quarantined"], shown["replay_count"]) == (True, 2)
     assert "came back 2 times after replays" in shown["quarantine_reason"]
@@ -49,6 +58,9 @@ def test_a_letter_that_comes_back_twice_after_replays_is_quarantined_until_a_per
     assert released.status_code == 200, released.content
     assert (released.json()["quarantined"], released.json()["quarantine_reason"]) == (False, "")
     assert list(rules_may_replay(held)) == [DeadLetter.objects.get(pk=twice[0].pk)]
+    apply_rules()  # released: the rule replays it now, and only it
+    (job,) = Job.objects.filter(actor_name="rule:retry loops@v1")
+    assert (job.kind, job.selection["ids"]) == ("replay", [twice[0].pk])
     event = AuditEvent.objects.get(action="release")
     assert (event.actor_name, event.letter_ids, event.reason) == (
         "olga", [twice[0].pk], "consumer redeployed with the real fix")
