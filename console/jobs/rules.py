@@ -21,7 +21,7 @@ from collections import defaultdict
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -34,6 +34,8 @@ from console.services.rules import Decision, decide, describe_action, enabled_ru
 
 log = logging.getLogger(__name__)
 
+#: The advisory lock one round of the rules holds.
+ROUND_LOCK = 0x52554C45  # "RULE"
 #: action -> the job kind it asks for.
 JOB_KINDS = {"retry": "replay", "forward": "move", "mark_failed": "mark_failed", "discard": "purge"}
 
@@ -43,7 +45,21 @@ def actor_of(rule: Rule) -> RuleActor:
 
 
 def apply_rules() -> dict[str, int]:
-    """One round of every enabled rule; per rule, how many letters it acted on now."""
+    """One round of every enabled rule; per rule, how many letters it acted on now. Rounds never
+    overlap (a PostgreSQL advisory lock): a round still running when the next is due (or one
+    in another worker) makes that one skip, so no letter is asked for twice."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [ROUND_LOCK])
+        if not cursor.fetchone()[0]:
+            return {}
+    try:
+        return _round()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [ROUND_LOCK])
+
+
+def _round() -> dict[str, int]:
     rules = enabled_rules()
     if not rules:
         return {}
