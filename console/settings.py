@@ -212,6 +212,8 @@ DLO_APPROVAL_WINDOW_SECONDS = env_int("DLO_APPROVAL_WINDOW_SECONDS", 3600)
 DLO_APPROVAL_EXPIRY_SECONDS = env_int("DLO_APPROVAL_EXPIRY_SECONDS", 24 * 3600)
 # How long a job waits for an unreachable broker before it fails.
 DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
+# The bearer token Prometheus sends for /metrics; no token, no /metrics (404).
+DLO_METRICS_TOKEN = env_str("DLO_METRICS_TOKEN") or ""
 # What a rule's replays and forwards publish at most, letters a second (console.jobs.rules).
 DLO_RULE_RATE_LIMIT = env_int("DLO_RULE_RATE_LIMIT", 50)
 # The keeper (manage.py keep, console.jobs.keeper): how often it looks at the places it keeps,

@@ -27,6 +27,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Signing in and out.
     "login": PUBLIC,
     "logout": PUBLIC,
+    # Prometheus's scrape: its own bearer token (DLO_METRICS_TOKEN), checked by the view.
+    "metrics": PUBLIC,
     # Pages.
     "inventory": VIEW,
     "groups": VIEW,

@@ -5,7 +5,7 @@ from django.urls import path
 
 from console.security.signin import SignInView
 from console.web.views import (
-    actions, approvals, audit, brokers, groups, inventory, jobs, keeping, letters, places, redaction, roles,
+    actions, approvals, audit, brokers, groups, inventory, jobs, keeping, letters, metrics, places, redaction, roles,
     rules, safeguards, shovel, tokens,
 )
 
@@ -37,6 +37,7 @@ urlpatterns = [
     path("letters/<int:letter_id>/edit/", letters.letter_edit, name="letter-edit"),
     path("letters/<int:letter_id>/body", letters.letter_body, name="letter-body"),
     path("letters/<int:letter_id>/release/", safeguards.letter_release, name="letter-release"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("rules/", rules.rule_list, name="rules"),
     path("rules/<int:rule_id>/dry-run/", rules.rule_dry_run, name="rule-dry-run"),
     path("rules/<int:rule_id>/switch/", rules.rule_switch, name="rule-switch"),

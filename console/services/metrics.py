@@ -1,0 +1,82 @@
+"""The console's metrics in Prometheus's terms (prometheus_client), read from the database at
+each scrape, so every gunicorn and Celery process answers the same.
+
+Gauges: ``dlo_place_depth``, ``dlo_place_held_letters`` and ``dlo_place_oldest_letter_age_seconds``
+(labels broker, place), ``dlo_letters`` (state), ``dlo_jobs`` (kind, status), ``dlo_broker_up``
+(broker: 1 answered the last check, 0 did not; no sample before the first check). Counters:
+``dlo_place_arrivals_total`` (letters ever taken into custody from a place, tombstones
+included, so it only grows) and ``dlo_rule_actions_total`` (rule, action: letters the rule's jobs
+handled, and letters it held for a person). A place's label is its name as the pages show it
+(``scope/name`` when it has a scope other than RabbitMQ's "/")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db.models import Count, Min, Q, Sum
+from django.utils import timezone
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from console.models import Broker, DeadLetter, DeadPlace, Job, LetterHandling, LetterState
+
+
+def _place_label(place: dict) -> str:
+    scope = place["scope"] if place["scope"] not in ("", "/") else ""
+    return f"{scope}/{place['name']}" if scope else place["name"]
+
+
+class ConsoleCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        yield from self._places()
+        letters = GaugeMetricFamily("dlo_letters", "Letters in custody by state", labels=["state"])
+        counts = dict(DeadLetter.objects.values_list("state").annotate(n=Count("id")))
+        for state in LetterState.values:
+            letters.add_metric([state], counts.get(state, 0))
+        yield letters
+        jobs = GaugeMetricFamily("dlo_jobs", "Jobs by kind and status", labels=["kind", "status"])
+        for kind, status, n in Job.objects.values_list("kind", "status").annotate(n=Count("id")).order_by():
+            jobs.add_metric([kind, status], n)
+        yield jobs
+        up = GaugeMetricFamily("dlo_broker_up", "1 when the broker answered the last check", labels=["broker"])
+        for name, reachable in Broker.objects.filter(reachable__isnull=False).values_list("name", "reachable"):
+            up.add_metric([name], 1 if reachable else 0)
+        yield up
+        yield self._rule_actions()
+
+    def _places(self) -> Iterator[Metric]:
+        labels = ["broker", "place"]
+        depth = GaugeMetricFamily("dlo_place_depth", "Messages waiting in the dead place on its broker", labels=labels)
+        held = GaugeMetricFamily("dlo_place_held_letters", "Letters of the place held in custody", labels=labels)
+        oldest = GaugeMetricFamily("dlo_place_oldest_letter_age_seconds",
+                                   "Age of the place's oldest held letter (since its capture)", labels=labels)
+        arrivals = CounterMetricFamily("dlo_place_arrivals", "Letters taken into custody from the place",
+                                       labels=labels)
+        now = timezone.now()
+        stats = {row["place_id"]: row for row in DeadLetter.objects.values("place_id").annotate(
+            held=Count("id", filter=Q(state=LetterState.HELD)), total=Count("id"),
+            oldest=Min("captured_at", filter=Q(state=LetterState.HELD))).order_by()}
+        for place in DeadPlace.objects.filter(gone=False).values("pk", "name", "scope", "depth", "broker__name"):
+            values = [place["broker__name"], _place_label(place)]
+            row = stats.get(place["pk"], {"held": 0, "total": 0, "oldest": None})
+            if place["depth"] is not None:
+                depth.add_metric(values, place["depth"])
+            held.add_metric(values, row["held"])
+            oldest.add_metric(values, (now - row["oldest"]).total_seconds() if row["oldest"] else 0)
+            arrivals.add_metric(values, row["total"])
+        yield from (depth, held, oldest, arrivals)
+
+    def _rule_actions(self) -> Metric:
+        actions = CounterMetricFamily("dlo_rule_actions", "Letters a rule acted on, by what it did",
+                                      labels=["rule", "action"])
+        done: dict[tuple[str, str], int] = {}
+        for actor, kind, letters in (Job.objects.filter(actor_name__startswith="rule:")
+                                     .values_list("actor_name", "kind").annotate(n=Sum("done")).order_by()):
+            key = (actor[len("rule:"):].rsplit("@v", 1)[0], kind)
+            done[key] = done.get(key, 0) + (letters or 0)
+        for name, n in (LetterHandling.objects.filter(held=True, rule__isnull=False)
+                        .values_list("rule__name").annotate(n=Count("letter_id")).order_by()):
+            done[(name, "hold")] = n
+        for (rule, action), n in sorted(done.items()):
+            actions.add_metric([rule, action], n)
+        return actions
