@@ -212,6 +212,23 @@ DLO_APPROVAL_WINDOW_SECONDS = env_int("DLO_APPROVAL_WINDOW_SECONDS", 3600)
 DLO_APPROVAL_EXPIRY_SECONDS = env_int("DLO_APPROVAL_EXPIRY_SECONDS", 24 * 3600)
 # How long a job waits for an unreachable broker before it fails.
 DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
+# Notifications (console.services.notify, console.jobs.notifications): how long a message waits
+# for more of the same event (a storm becomes one message), how many attempts, and the first
+# pause between two (doubled each time).
+DLO_NOTIFY_GROUP_SECONDS = env_int("DLO_NOTIFY_GROUP_SECONDS", 30)
+DLO_NOTIFY_ATTEMPTS = env_int("DLO_NOTIFY_ATTEMPTS", 5)
+DLO_NOTIFY_RETRY_SECONDS = env_int("DLO_NOTIFY_RETRY_SECONDS", 10)
+# Regular expressions a channel's whole target must match (comma separated); empty: any.
+DLO_NOTIFY_TARGETS = env_list("DLO_NOTIFY_TARGETS", [])
+# E-mail (Django's SMTP backend unless EMAIL_BACKEND says otherwise).
+EMAIL_BACKEND = env_str("EMAIL_BACKEND") or "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_HOST = env_str("EMAIL_HOST") or "localhost"
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER") or ""
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "dead-letter-office@localhost"
 # The bearer token Prometheus sends for /metrics; no token, no /metrics (404).
 DLO_METRICS_TOKEN = env_str("DLO_METRICS_TOKEN") or ""
 # What a rule's replays and forwards publish at most, letters a second (console.jobs.rules).

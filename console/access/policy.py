@@ -94,6 +94,12 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-rules": {"GET": VIEW, "*": ACT},
     "api-rule": {"GET": VIEW, "*": ACT},
     "api-rule-dry-run": ACT,
+    # Notification channels may point anywhere and subscriptions tell people about places: an
+    # admin's (console.services.notify checks it too); the delivery log with them.
+    "api-channels": MANAGE_USERS,
+    "api-channel-test": MANAGE_USERS,
+    "api-subscriptions": MANAGE_USERS,
+    "api-deliveries": MANAGE_USERS,
     "api-brokers": {"GET": VIEW, "*": MANAGE_BROKERS},
     "api-brokers-test": MANAGE_BROKERS,
     # A broker's default for new places (PATCH): an operator who may act on the whole broker.

@@ -5,7 +5,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAuthenticated
 
 from console.access.api import RolePermission
-from console.api import approvals, audit, brokers, edit_replay, jobs, letters, places, rules, safeguards
+from console.api import (
+    approvals, audit, brokers, edit_replay, jobs, letters, notifications, places, rules, safeguards,
+)
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
 _signed_in = [IsAuthenticated, RolePermission]
@@ -29,6 +31,11 @@ urlpatterns = [
     path("rules/", rules.RuleList.as_view(), name="api-rules"),
     path("rules/<int:rule_id>/", rules.RuleDetail.as_view(), name="api-rule"),
     path("rules/<int:rule_id>/dry-run/", rules.RuleDryRun.as_view(), name="api-rule-dry-run"),
+    path("notifications/channels/", notifications.ChannelList.as_view(), name="api-channels"),
+    path("notifications/channels/<int:channel_id>/test/", notifications.ChannelTest.as_view(),
+         name="api-channel-test"),
+    path("notifications/subscriptions/", notifications.SubscriptionList.as_view(), name="api-subscriptions"),
+    path("notifications/deliveries/", notifications.DeliveryList.as_view(), name="api-deliveries"),
     path("jobs/", jobs.JobList.as_view(), name="api-jobs"),
     path("jobs/preview/", jobs.JobPreview.as_view(), name="api-jobs-preview"),
     path("jobs/<int:job_id>/", jobs.JobDetail.as_view(), name="api-job"),

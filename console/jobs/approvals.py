@@ -29,6 +29,7 @@ from console.jobs.kinds import kind
 from console.models import DeadPlace, Job
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
+from console.services.notify import notify
 
 #: Who expires jobs in the audit.
 EXPIRY_ACTOR = "system:approvals"
@@ -92,6 +93,10 @@ def hold_for_approval(job: Job, why: str, *, actor: Actor) -> None:
     audit.record("job.approval_requested", actor=actor, reason=job.reason, ticket=job.ticket, job=job,
                  place=job.place, count=job.expected,
                  details={"kind": job.kind, "why": why, "expires_at": job.expires_at.isoformat()})
+    notify("job.approval_needed", key=f"job:{job.pk}", place=job.place,
+           subject=f"job {job.pk} ({job.get_kind_display().lower()}) by {job.actor_name} waits for approval",
+           details={"job": job.pk, "why": why, "reason": job.reason},
+           audience=lambda user: not is_requester(job, user) and not may_approve(job, user))
 
 
 def is_requester(job: Job, actor: Actor) -> bool:

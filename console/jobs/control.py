@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from console.brokers import BrokerError
 from console.models import Job
+from console.services.notify import notify
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -88,6 +89,21 @@ def finish(job: Job, status: str, message: str = "", error: str = "") -> None:
         if message:
             row.add_log(message)
         row.save()
+        _tell(row, status)
+
+
+#: A job's end -> the event that tells of it (a pause only when the job paused itself: its canary).
+_ENDS = {Job.Status.SUCCEEDED: "job.finished", Job.Status.FAILED: "job.failed", Job.Status.PAUSED: "job.paused"}
+
+
+def _tell(job: Job, status: str) -> None:
+    event = _ENDS.get(status)
+    if event is None or (status == Job.Status.PAUSED and not job.pause_reason):
+        return
+    notify(event, key=f"job:{job.pk}:{status}", place=job.place,
+           subject=f"job {job.pk} ({job.get_kind_display().lower()}) {status}: {job.done} done, {job.failed} failed",
+           details={"job": job.pk, "kind": job.kind, "reason": job.reason, "error": job.error,
+                    "pause_reason": job.pause_reason})
 
 
 def note(job: Job, message: str, *, status: str | None = None, error: str | None = None) -> None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from console.brokers import BrokerError
 from console.models import Broker, DeadLetter, DeadPlace, LetterState, PlaceSample
 from console.services.brokers import check_broker, do_discover
+from console.services.notify import notify
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +75,18 @@ def sample_places() -> int:
             held=Count("id", filter=Q(state=LetterState.HELD)),
         )
         held = {row["place_id"]: row["held"] for row in counts}
+        before = {row["place_id"]: row["depth"] for row in PlaceSample.objects.filter(place__in=places)
+                  .order_by("place_id", "-at").distinct("place_id").values("place_id", "depth")}
         for place in places:
             since = last.get(place.pk)
             arrivals = DeadLetter.objects.filter(place=place, captured_at__gt=since).count() if since else 0
             samples.append(PlaceSample(place=place, at=now, depth=depths.get(place.pk),
                                        held=held.get(place.pk, 0), arrivals=arrivals))
+            if depths.get(place.pk):
+                with transaction.atomic():
+                    notify("place.depth", key=f"depth:{place.pk}", place=place, value=depths[place.pk],
+                           previous=before.get(place.pk), subject=f"{place} holds {depths[place.pk]} messages on its broker",
+                           details={"depth": depths[place.pk], "before": before.get(place.pk)})
     PlaceSample.objects.bulk_create(samples)
     return len(samples)
 

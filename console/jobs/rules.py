@@ -27,9 +27,10 @@ from django.utils import timezone
 
 from console.access.actors import RuleActor
 from console.jobs.requests import request_job
-from console.models import LetterHandling, Rule
+from console.models import DeadLetter, DeadPlace, LetterHandling, Rule
 from console.services import audit
 from console.services.jobs import JobError
+from console.services.notify import notify
 from console.services.rules import Decision, decide, describe_action, enabled_rules, lineage_of, open_letters
 
 log = logging.getLogger(__name__)
@@ -136,6 +137,10 @@ def _ran_out(rule: Rule, then: str, decisions: list[Decision]) -> None:
                      letter_ids=[d.letter_id for d in decisions], count=len(decisions),
                      details={"rule": rule.pk, "version": rule.version, "then": then})
         _record(decisions, lambda d: {"note": note, "ran_out": [rule.pk]}, act=False)
+        places = set(DeadLetter.objects.filter(pk__in=[d.letter_id for d in decisions]).values_list("place", flat=True))
+        notify("rule.ladder_ran_out", key=f"rule:{rule.pk}:ran_out", subject=note,
+               place=DeadPlace.objects.select_related("broker").get(pk=places.pop()) if len(places) == 1 else None,
+               details={"rule": rule.name, "version": rule.version, "letters": [d.letter_id for d in decisions]})
 
 
 def _record(decisions: list[Decision], fields, *, act: bool = True) -> None:

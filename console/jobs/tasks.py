@@ -52,3 +52,13 @@ def expire_unapproved_jobs() -> list:
     from console.jobs.periodic import expire_unapproved_jobs as expire
 
     return expire()
+
+
+@shared_task(name="console.deliver", bind=True, max_retries=None)
+def deliver(self, delivery_id: int) -> str:
+    from console.jobs.notifications import Failed, deliver as send
+
+    try:
+        return send(delivery_id)
+    except Failed as failed:
+        raise self.retry(countdown=failed.countdown) from None

@@ -6,6 +6,7 @@ from console.models.broker import Broker
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
 from console.models.letter import DeadLetter, LetterSearch, LetterState, PendingAck
+from console.models.notify import Channel, Delivery, Subscription
 from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
 from console.models.signin import SignInFailure
@@ -13,7 +14,7 @@ from console.models.redaction import RedactionRule
 from console.models.rule import LetterHandling, Rule, RuleVersion
 
 __all__ = [
-    "AuditEvent", "AuditEventPlace", "Broker", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory",
+    "AuditEvent", "AuditEventPlace", "Broker", "Channel", "Delivery", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory",
     "Job",
-    "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleVersion",
+    "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleVersion", "Subscription",
 ]

@@ -15,9 +15,10 @@ from django.utils import timezone
 from console.brokers import Received
 from console.brokers.frameworks import enrich
 from console.brokers.values import escape_nul, to_json
-from console.models import DeadLetter, DeadPlace, Job, PendingAck
+from console.models import DeadLetter, DeadPlace, Job, PendingAck, Subscription
 from console.services import audit, safeguards
 from console.services.copy_insert import copy_insert
+from console.services.notify import notify
 
 REPLAY_ID_HEADER = "x-dlo-replay-id"
 _REPLAY_IDS = uuid.UUID("6f1d2a52-8c1e-4c0e-9a43-3d1f0b6c9e70")
@@ -172,6 +173,7 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
         )
         safeguards.audit_quarantined(place, rows, new_ids)
         safeguards.note_arrivals(place, rows, new_ids, now, on_ladder=on_ladder)
+        _tell_new_groups(place, rows, new_ids)
     job_id = job.pk if job is not None else None
     return Stored(new_ids, matched, taken_over=sum(1 for i in matched if job_id is None or stored_by[i] != job_id))
 
@@ -200,6 +202,27 @@ def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> tuple[dict[int, int], 
             )
     return ({parent["id"]: parent["replay_count"] for parent in parents},
             {parent["id"] for parent in parents if parent["handling__action"] == "retry"})
+
+
+def _tell_new_groups(place: DeadPlace, rows: list[dict], new_ids: list[int]) -> None:
+    """A failure group whose first letters are in this batch is new: those who subscribed hear
+    of it once (a storm of its letters in later batches finds the earlier ones). Two queries a
+    batch, and only while someone listens for new groups."""
+    if not Subscription.objects.filter(events__contains=["group.new"]).exists():
+        return
+    first = {}
+    for row in rows:
+        if row["fingerprint"]:
+            first.setdefault(row["fingerprint"], row)
+    seen = set(DeadLetter.objects.filter(fingerprint__in=list(first), id__lt=min(new_ids))
+               .values_list("fingerprint", flat=True).distinct())
+    for fingerprint, row in first.items():
+        if fingerprint not in seen:
+            notify("group.new", key=f"group:{fingerprint}", place=place,
+                   subject=f"a new failure group in {place}: {row['exception_type'] or row['reason']}",
+                   details={"fingerprint": fingerprint, "origin": row["origin_queue"],
+                            "exception_type": row["exception_type"], "exception_message": row["exception_message"],
+                            "reason": row["reason"]})
 
 
 def _await_ack(place: DeadPlace, letter_ids: list[int], keys: list[str]) -> None:

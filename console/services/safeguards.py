@@ -34,6 +34,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from console.models import DeadLetter, DeadPlace, Origin
 from console.services import audit
+from console.services.notify import notify
 
 #: The actor of what the console decides by itself.
 SYSTEM_ACTOR = "system:safeguards"
@@ -102,6 +103,10 @@ def audit_quarantined(place: DeadPlace, rows: Sequence[dict], ids: Sequence[int]
         audit.record("quarantine", actor=SYSTEM_ACTOR, place=place, letter_ids=quarantined, outcome="quarantined",
                      reason=f"came back {quarantine_after()} or more times after replays",
                      details={"quarantine_after": quarantine_after()})
+        notify("letter.quarantined", key=f"quarantine:{place.pk}", place=place,
+               subject=f"{len(quarantined)} letters of {place} quarantined: they came back "
+                       f"{quarantine_after()} or more times after replays",
+               details={"letters": quarantined})
 
 
 @dataclass
@@ -170,6 +175,9 @@ def note_arrivals(place: DeadPlace, rows: Sequence[dict], ids: Sequence[int], no
         audit.record("breaker_open", actor=SYSTEM_ACTOR, place=place, target=name, letter_ids=letter_ids,
                      reason=streak.reason, outcome="opened",
                      details={"origin": name, "exception": streak.exception, "same": streak.same, "any": streak.any})
+        notify("breaker.opened", key=f"breaker:{place.broker_id}:{name}", place=place,
+               subject=f"the breaker of {name} opened: {streak.reason}",
+               details={"origin": name, "exception": streak.exception, "same": streak.same, "any": streak.any})
 
 
 def _upsert(place: DeadPlace, streaks: dict[str, _Streak]) -> None:

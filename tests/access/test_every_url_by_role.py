@@ -16,6 +16,7 @@ from console.brokers.memory.adapter import MemoryBroker, Message
 from console.jobs.requests import request_job
 from console.models import Job, Origin, RedactionRule, RoleScope
 from console.services.brokers import do_add_broker
+from console.services.notify import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.web.factory import memory_place, store_letter
@@ -60,7 +61,8 @@ def ids(memory_broker, people, operator) -> dict[str, int]:
     rule = do_set_redaction_rule(actor="tests", kind="header", pattern="authorization")
     origin = Origin.objects.get(broker=broker, name=letter.origin_queue)  # made by the letter's capture
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
-            "rule_id": rule.pk, "user_id": operator.pk, "origin_id": origin.pk}
+            "rule_id": rule.pk, "user_id": operator.pk, "origin_id": origin.pk,
+            "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk}
 
 
 #: URL keywords naming a broker, place, letter, job or origin: the objects a scope limits.

@@ -20,6 +20,7 @@ from console.jobs.requests import request_job
 from console.jobs.runner import run_job
 from console.models import AuditEvent, DeadLetter, Origin
 from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
+from console.services.notify import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.access.test_every_url_by_role import every_url, filled
@@ -122,11 +123,13 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
     rule = do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}")
     letter = DeadLetter.objects.filter(broker=rabbit).first()
     job = letter.last_job
+    channel = do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk
     for broker in (mem, rabbit, down):
         place = broker.places.first() or letter.place
         ids = {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
                "rule_id": rule.pk, "user_id": operator.pk,
-               "origin_id": Origin.objects.get(broker=letter.broker, name=letter.origin_queue).pk}
+               "origin_id": Origin.objects.get(broker=letter.broker, name=letter.origin_queue).pk,
+               "channel_id": channel}
         for role in ROLES:
             client = signed_in_as(people[role])
             for _, route in every_url():

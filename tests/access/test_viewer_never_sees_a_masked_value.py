@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from console.jobs.requests import request_job
 from console.models import FailureGroupHistory, Job, Origin
+from console.services.notify import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from tests.access.test_every_url_by_role import every_url, filled
 from tests.web.factory import memory_place, store_letter
@@ -72,7 +73,8 @@ def seeded(memory_broker, people):
     rule = do_set_redaction_rule(actor="tests", kind="header", pattern="x-secret")
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": [letter.pk for letter in letters],
             "job_id": [job.pk, logged.pk], "rule_id": rule.pk, "user_id": people["operator"].pk,
-            "origin_id": Origin.objects.get(broker=broker, name="orders").pk}
+            "origin_id": Origin.objects.get(broker=broker, name="orders").pk,
+            "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk}
 
 
 def _urls(seeded) -> list[str]:

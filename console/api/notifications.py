@@ -1,0 +1,141 @@
+"""``/api/notifications/``: channels, subscriptions and the delivery log (admins), and a test
+message through a channel (console.services.notify; sent by console.jobs.notifications)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import Group
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.api.errors import ErrorSerializer, refused
+from console.models import Channel, DeadPlace, Delivery, Subscription
+from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subscribe, notify_test, user_named
+
+
+class ChannelSerializer(serializers.ModelSerializer):
+    has_secret = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Channel
+        fields = ["id", "name", "kind", "target", "has_secret", "enabled", "created_by", "created_at"]
+        read_only_fields = fields
+
+    def get_has_secret(self, channel: Channel) -> bool:
+        return bool(channel.secret_encrypted)
+
+
+class ChannelInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    kind = serializers.ChoiceField(choices=Channel.Kind.values)
+    target = serializers.CharField(max_length=1000, help_text="URL (webhook, slack) or e-mail address")
+    secret = serializers.CharField(required=False, allow_blank=True, default="", write_only=True,
+                                   help_text="Signs a webhook's messages (HMAC-SHA256); kept encrypted, never shown")
+
+
+class SubscriptionSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username", default=None, read_only=True)
+    group = serializers.CharField(source="group.name", default=None, read_only=True)
+
+    class Meta:
+        model = Subscription
+        fields = ["id", "channel", "user", "group", "events", "place", "threshold", "created_by", "created_at"]
+        read_only_fields = fields
+
+
+class SubscriptionInputSerializer(serializers.Serializer):
+    channel = serializers.IntegerField()
+    events = serializers.ListField(child=serializers.ChoiceField(choices=list(EVENTS)))
+    user = serializers.CharField(required=False, allow_null=True, default=None,
+                                 help_text="Username (one of user and group; the caller when neither)")
+    group = serializers.CharField(required=False, allow_null=True, default=None, help_text="Name of a group of users")
+    place = serializers.IntegerField(required=False, allow_null=True, default=None)
+    threshold = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0)
+
+
+class DeliverySerializer(serializers.ModelSerializer):
+    channel_name = serializers.CharField(source="channel.name", read_only=True)
+
+    class Meta:
+        model = Delivery
+        fields = ["id", "channel", "channel_name", "event", "subject", "count", "status", "attempts", "last_error",
+                  "created_at", "sent_at"]
+        read_only_fields = fields
+
+
+class ChannelList(APIView):
+    @extend_schema(responses=ChannelSerializer(many=True))
+    def get(self, request):
+        return Response(ChannelSerializer(Channel.objects.all(), many=True).data)
+
+    @extend_schema(request=ChannelInputSerializer, responses={201: ChannelSerializer, 400: ErrorSerializer})
+    def post(self, request):
+        given = ChannelInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            channel = do_add_channel(actor=request.user, **given.validated_data)
+        except NotifyError as exc:
+            return refused(exc)
+        return Response(ChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
+
+
+class ChannelTest(APIView):
+    """Send a test message through the channel now (queued like any message; see the delivery log)."""
+
+    @extend_schema(request=None, responses={202: DeliverySerializer})
+    def post(self, request, channel_id: int):
+        channel = generics.get_object_or_404(Channel, pk=channel_id)
+        return Response(DeliverySerializer(notify_test(channel, actor=request.user)).data,
+                        status=status.HTTP_202_ACCEPTED)
+
+
+class SubscriptionList(APIView):
+    @extend_schema(responses=SubscriptionSerializer(many=True))
+    def get(self, request):
+        return Response(SubscriptionSerializer(Subscription.objects.select_related("user", "group"), many=True).data)
+
+    @extend_schema(request=SubscriptionInputSerializer, responses={201: SubscriptionSerializer, 400: ErrorSerializer})
+    def post(self, request):
+        given = SubscriptionInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        try:
+            channel = Channel.objects.filter(pk=data["channel"]).first()
+            if channel is None:
+                raise NotifyError(f"no channel {data['channel']}")
+            place = DeadPlace.objects.filter(pk=data["place"]).first() if data["place"] else None
+            if data["place"] and place is None:
+                raise NotifyError(f"no dead place {data['place']}")
+            group = Group.objects.filter(name=data["group"]).first() if data["group"] else None
+            if data["group"] and group is None:
+                raise NotifyError(f"no group {data['group']!r}")
+            user = user_named(data["user"]) if data["user"] else (None if group else request.user)
+            subscription = do_subscribe(actor=request.user, channel=channel, events=data["events"], user=user,
+                                        group=group, place=place, threshold=data["threshold"])
+        except NotifyError as exc:
+            return refused(exc)
+        return Response(SubscriptionSerializer(subscription).data, status=status.HTTP_201_CREATED)
+
+
+class DeliveryList(generics.ListAPIView):
+    """The delivery log, newest first (the last LOG_SIZE): each message, its attempts, and why
+    one failed; ``?channel=<id>`` for one channel's."""
+
+    serializer_class = DeliverySerializer
+    LOG_SIZE = 500
+
+    @extend_schema(parameters=[OpenApiParameter("channel", OpenApiTypes.INT, description="Channel id")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        deliveries = Delivery.objects.select_related("channel")
+        channel = self.request.query_params.get("channel")
+        if channel:
+            if not channel.isdigit():
+                raise ValidationError({"channel": "must be a channel id"})
+            deliveries = deliveries.filter(channel_id=int(channel))
+        return deliveries[: self.LOG_SIZE]

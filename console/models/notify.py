@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from console import secrets
+
+
+class Channel(models.Model):
+    """Where notifications go: a webhook (JSON, signed with an HMAC of the secret), a
+    Slack-compatible incoming webhook, or an e-mail address (Django's e-mail backend). Made by
+    admins; the secret is kept encrypted like a broker's password."""
+
+    class Kind(models.TextChoices):
+        WEBHOOK = "webhook"
+        SLACK = "slack"
+        EMAIL = "email"
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    target = models.CharField(max_length=1000, help_text="URL, or e-mail address")
+    secret_encrypted = models.TextField(blank=True)
+    enabled = models.BooleanField(default=True)
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def secret(self) -> str:
+        return secrets.decrypt(self.secret_encrypted)
+
+    @secret.setter
+    def secret(self, value: str) -> None:
+        self.secret_encrypted = secrets.encrypt(value or "")
+
+
+class Subscription(models.Model):
+    """Who hears of which events, through which channel: one user, or every member of a group
+    of users (then only of what every one of them may see). ``place`` narrows it to one dead
+    place; ``threshold`` is the depth for ``place.depth``."""
+
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="subscriptions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="+")
+    group = models.ForeignKey("auth.Group", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    events = models.JSONField(default=list)
+    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    threshold = models.IntegerField(null=True, blank=True)
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Delivery(models.Model):
+    """One message to one channel: an event, or a storm of the same event grouped into one
+    (``count``). Sent by Celery with retries; every attempt is in ``attempts``."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SENT = "sent"
+        FAILED = "failed"
+
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.CharField(max_length=50)
+    key = models.CharField(max_length=300, help_text="What makes two events one message (event and subject)")
+    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    subject = models.CharField(max_length=300)
+    body = models.JSONField(default=dict)
+    count = models.IntegerField(default=1)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.JSONField(default=list)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    send_after = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["channel", "key", "status"], name="delivery_grouping")]

@@ -1,0 +1,205 @@
+"""Telling people: channels, subscriptions, and the events the console raises.
+
+:func:`notify` is called where an event happens, inside its transaction. It never sends
+anything itself: it writes one Delivery per channel that should hear of it, and hands it to
+Celery after the commit (console.jobs.notifications sends it, with retries and backoff). So a
+slow or broken receiver never holds up the action that raised the event.
+
+- **Who hears.** A subscription names its events, and may name one place and a threshold. Its
+  user, or every member of its group of users, must be active and may see the place (their
+  scope); for a group, every member must. Some events also name an audience: a job waiting for
+  approval is told only to those who may approve it.
+- **What they are told.** Content (exception messages and the like) is masked as for a viewer
+  (console.access.redaction).
+- **Storms.** An event with the same key (e.g. ``group.new`` of one fingerprint,
+  ``place.depth`` of one place) that happens again while its message still waits
+  (DLO_NOTIFY_GROUP_SECONDS) adds to that message's ``count``, so 10,000 letters make one
+  message, not 10,000.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from datetime import timedelta
+from typing import Any
+
+from celery import current_app
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from console.access.redaction import Redactor
+from console.access.roles import MANAGE_USERS, has
+from console.access.scope import scope_of
+from console.models import Channel, DeadPlace, Delivery, Subscription
+from console.services import audit
+from console.services.audit import Actor, actor_name
+
+#: Event kind -> what it means (the API and the page list these).
+EVENTS = {
+    "group.new": "a new failure group",
+    "group.reopened": "a group marked resolved gets new letters",
+    "place.depth": "a place holds more than the threshold on its broker",
+    "job.approval_needed": "a job waits for approval (sent to those who may approve it)",
+    "job.finished": "a job finished",
+    "job.failed": "a job failed",
+    "job.paused": "a job was paused by its canary",
+    "rule.ladder_ran_out": "a rule's retry ladder ran out",
+    "letter.quarantined": "a letter was quarantined (replay loop)",
+    "breaker.opened": "an origin's breaker opened",
+}
+
+
+#: The Celery task that sends a delivery (console.jobs.tasks), named: services do not import jobs.
+DELIVER_TASK = "console.deliver"
+
+
+class NotifyError(ValueError):
+    """A channel or subscription the console refuses, with a message for the admin."""
+
+
+def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None, details: dict | None = None,
+           value: float | None = None, previous: float | None = None,
+           audience: Callable[[Any], bool] | None = None) -> list[Delivery]:
+    """Queue messages about one event (inside the caller's transaction) for every channel whose
+    subscriptions hear it; returns the deliveries made or added to. A subscription with a
+    threshold hears of ``value`` only when it crosses it (``previous`` was below)."""
+    if event not in EVENTS:
+        raise ValueError(f"unknown event {event!r}")
+    subscriptions = (Subscription.objects.filter(events__contains=[event], channel__enabled=True)
+                     .filter(Q(place__isnull=True) | Q(place=place) if place is not None else Q(place__isnull=True))
+                     .select_related("channel", "user", "group"))
+    channels: dict[int, Channel] = {}
+    for subscription in subscriptions:
+        if subscription.threshold is not None and value is not None and (
+                value < subscription.threshold or (previous is not None and previous >= subscription.threshold)):
+            continue
+        if _may_hear(subscription, place, audience):
+            channels[subscription.channel_id] = subscription.channel
+    if not channels:
+        return []
+    redactor = Redactor.current()
+    body = {"event": event, "about": EVENTS[event], "subject": redactor.string(subject),
+            "place": str(place) if place is not None else None,
+            "details": redactor.value(details or {}), "at": timezone.now().isoformat()}
+    made = []
+    for channel in channels.values():
+        made.append(_queue(channel, event, key, place, body))
+    return made
+
+
+def _queue(channel: Channel, event: str, key: str, place: DeadPlace | None, body: dict) -> Delivery:
+    now = timezone.now()
+    waiting = (Delivery.objects.select_for_update()
+               .filter(channel=channel, key=key, status=Delivery.Status.PENDING, send_after__gt=now).first())
+    if waiting is not None:
+        waiting.count += 1
+        waiting.body = {**waiting.body, "count": waiting.count, "latest": body}
+        waiting.save(update_fields=["count", "body"])
+        return waiting
+    delay = settings.DLO_NOTIFY_GROUP_SECONDS
+    delivery = Delivery.objects.create(channel=channel, event=event, key=key[:300], place=place,
+                                       subject=body["subject"][:300], body={**body, "count": 1},
+                                       send_after=now + timedelta(seconds=delay))
+    transaction.on_commit(lambda: current_app.send_task(DELIVER_TASK, args=(delivery.pk,), countdown=delay))
+    return delivery
+
+
+def _members(subscription: Subscription) -> list:
+    if subscription.user_id is not None:
+        return [subscription.user]
+    return list(subscription.group.user_set.all()) if subscription.group_id is not None else []
+
+
+def _may_hear(subscription: Subscription, place: DeadPlace | None, audience) -> bool:
+    members = _members(subscription)
+    if not members:
+        return False
+    for user in members:
+        if not user.is_active:
+            return False
+        if place is not None and not scope_of(user).allows(place.broker_id, place.pk):
+            return False
+        if place is None and not scope_of(user).unlimited and audience is None:
+            return False  # an event about no place in particular is for those who see everything
+        if audience is not None and not audience(user):
+            return False
+    return True
+
+
+@transaction.atomic
+def notify_test(channel: Channel, *, actor: Actor) -> Delivery:
+    """A test message through ``channel``, sent at once (not grouped), audited."""
+    body = {"event": "test", "about": "a test message", "subject": f"test of channel {channel.name}",
+            "place": None, "details": {"asked by": actor_name(actor)}, "at": timezone.now().isoformat(), "count": 1}
+    delivery = Delivery.objects.create(channel=channel, event="test", key=f"test:{timezone.now().isoformat()}",
+                                       subject=body["subject"], body=body, send_after=timezone.now())
+    audit.record("channel.test", actor=actor, details={"channel": channel.pk, "delivery": delivery.pk})
+    transaction.on_commit(lambda: current_app.send_task(DELIVER_TASK, args=(delivery.pk,)))
+    return delivery
+
+
+# -- channels and subscriptions (admins; audited) ----------------------------------------------
+
+def _admin(actor: Actor) -> None:
+    if not has(actor, MANAGE_USERS):
+        raise NotifyError("channels and subscriptions are an admin's")
+
+
+@transaction.atomic
+def do_add_channel(*, actor: Actor, name: str, kind: str, target: str, secret: str = "") -> Channel:
+    """A channel; admins may point it at any URL or address (see the README for restricting targets)."""
+    _admin(actor)
+    if kind not in Channel.Kind.values:
+        raise NotifyError(f"kind must be one of {', '.join(Channel.Kind.values)}")
+    name, target = (name or "").strip(), (target or "").strip()
+    if not name or not target:
+        raise NotifyError("a channel needs a name and a target")
+    if kind in (Channel.Kind.WEBHOOK, Channel.Kind.SLACK) and not target.startswith(("http://", "https://")):
+        raise NotifyError("a webhook's target is an http(s) URL")
+    if kind == Channel.Kind.EMAIL and "@" not in target:
+        raise NotifyError("an e-mail channel's target is an address")
+    allowed = settings.DLO_NOTIFY_TARGETS
+    if allowed and not any(re.fullmatch(pattern, target) for pattern in allowed):
+        raise NotifyError(f"{target!r} is not among the targets this site allows (DLO_NOTIFY_TARGETS)")
+    if Channel.objects.filter(name=name).exists():
+        raise NotifyError(f"a channel named {name!r} exists already")
+    channel = Channel(name=name, kind=kind, target=target, created_by=actor_name(actor))
+    channel.secret = secret
+    channel.save()
+    audit.record("channel.added", actor=actor, details={"channel": channel.pk, "name": name, "kind": kind,
+                                                        "target": target, "secret": bool(secret)})
+    return channel
+
+
+@transaction.atomic
+def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user=None, group=None,
+                 place: DeadPlace | None = None, threshold: int | None = None) -> Subscription:
+    _admin(actor)
+    events = list(dict.fromkeys(events or []))
+    unknown = [event for event in events if event not in EVENTS]
+    if not events or unknown:
+        raise NotifyError(f"events must be some of {', '.join(EVENTS)}" + (f"; unknown: {unknown}" if unknown else ""))
+    if (user is None) == (group is None):
+        raise NotifyError("a subscription is for one user or one group of users")
+    if threshold is not None and threshold < 0:
+        raise NotifyError("threshold must be 0 or more")
+    subscription = Subscription.objects.create(channel=channel, user=user, group=group, events=events, place=place,
+                                               threshold=threshold, created_by=actor_name(actor))
+    audit.record("subscription.added", actor=actor, place=place,
+                 details={"subscription": subscription.pk, "channel": channel.name, "events": events,
+                          "user": user.get_username() if user else None, "group": group.name if group else None,
+                          "threshold": threshold})
+    return subscription
+
+
+def user_named(username: str | None):
+    if not username:
+        return None
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise NotifyError(f"no user {username!r}")
+    return user
