@@ -6,7 +6,8 @@ Gauges: ``dlo_place_depth``, ``dlo_place_held_letters`` and ``dlo_place_oldest_l
 (broker: 1 answered the last check, 0 did not; no sample before the first check). Counters:
 ``dlo_place_arrivals_total`` (letters ever taken into custody from a place, tombstones
 included, so it only grows) and ``dlo_rule_actions_total`` (rule, action: letters the rule's jobs
-handled, and letters it held for a person). A place's label is its name as the pages show it
+handled, and letters it held for a person), ``dlo_notifications_failed_total`` (channel:
+messages given up after every attempt). A place's label is its name as the pages show it
 (``scope/name`` when it has a scope other than RabbitMQ's "/")."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.utils import timezone
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from console.models import Broker, DeadLetter, DeadPlace, Job, LetterHandling, LetterState
+from console.models import Broker, Channel, DeadLetter, DeadPlace, Delivery, Job, LetterHandling, LetterState
 
 
 def _place_label(place: dict) -> str:
@@ -43,6 +44,12 @@ class ConsoleCollector(Collector):
             up.add_metric([name], 1 if reachable else 0)
         yield up
         yield self._rule_actions()
+        failed = CounterMetricFamily("dlo_notifications_failed", "Notifications given up after every attempt",
+                                     labels=["channel"])
+        for name, n in Channel.objects.values_list("name").annotate(
+                n=Count("deliveries", filter=Q(deliveries__status=Delivery.Status.FAILED))).order_by():
+            failed.add_metric([name], n)
+        yield failed
 
     def _places(self) -> Iterator[Metric]:
         labels = ["broker", "place"]

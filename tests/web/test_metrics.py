@@ -6,11 +6,13 @@ letters by state, jobs by kind and status, whether each broker answered, and wha
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from console.jobs.rules import apply_rules
 from console.jobs.runner import run_job
-from console.models import Broker, Job
+from console.models import Broker, Delivery, Job
+from console.services.notify import do_add_channel
 from console.services.rules import do_create_rule
 from tests.web.factory import memory_place, store_letter
 
@@ -37,6 +39,9 @@ def test_metrics_are_read_from_the_database_behind_a_bearer_token(client, memory
     apply_rules()
     run_job(Job.objects.get(kind="mark_failed").pk)
     store_letter(place, b'{"late": 1}')
+    channel = do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook")
+    Delivery.objects.create(channel=channel, event="group.new", key="k", subject="s", status="failed",
+                            send_after=timezone.now())
 
     answer = client.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-me")
     assert answer.status_code == 200 and answer["Content-Type"].startswith("text/plain")
@@ -51,3 +56,4 @@ def test_metrics_are_read_from_the_database_behind_a_bearer_token(client, memory
     assert samples[("dlo_jobs", (("kind", "mark_failed"), ("status", "succeeded")))] == 1
     assert samples[("dlo_broker_up", (("broker", "mem"),))] == 1
     assert samples[("dlo_rule_actions_total", (("action", "mark_failed"), ("rule", "give up")))] == len(letters)
+    assert samples[("dlo_notifications_failed_total", (("channel", "ops"),))] == 1
