@@ -86,6 +86,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "broker-edit-test": MANAGE_BROKERS,
     "redaction": MANAGE_REDACTION,
     "redaction-delete": MANAGE_REDACTION,
+    "notifications": MANAGE_USERS,
+    "channel-test": MANAGE_USERS,
     "roles": MANAGE_USERS,
     "role-grant": MANAGE_USERS,
     # The REST API.

@@ -5,8 +5,8 @@ from django.urls import path
 
 from console.security.signin import SignInView
 from console.web.views import (
-    actions, approvals, audit, brokers, groups, inventory, jobs, keeping, letters, metrics, places, redaction, roles,
-    rules, safeguards, shovel, tokens,
+    actions, approvals, audit, brokers, groups, inventory, jobs, keeping, letters, metrics, notifications, places,
+    redaction, roles, rules, safeguards, shovel, tokens,
 )
 
 urlpatterns = [
@@ -38,6 +38,8 @@ urlpatterns = [
     path("letters/<int:letter_id>/body", letters.letter_body, name="letter-body"),
     path("letters/<int:letter_id>/release/", safeguards.letter_release, name="letter-release"),
     path("metrics", metrics.metrics, name="metrics"),
+    path("notifications/", notifications.notifications, name="notifications"),
+    path("notifications/channels/<int:channel_id>/test/", notifications.channel_test, name="channel-test"),
     path("rules/", rules.rule_list, name="rules"),
     path("rules/<int:rule_id>/dry-run/", rules.rule_dry_run, name="rule-dry-run"),
     path("rules/<int:rule_id>/switch/", rules.rule_switch, name="rule-switch"),

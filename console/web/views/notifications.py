@@ -1,0 +1,74 @@
+"""The notifications page (admins): channels with a "Send a test" button, subscriptions, and the
+delivery log (console.services.notify checks and audits every change)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from console.access.scope import visible
+from console.models import Channel, DeadPlace, Delivery, Subscription
+from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subscribe, notify_test
+
+
+class ChannelForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    kind = forms.ChoiceField(choices=Channel.Kind.choices)
+    target = forms.CharField(max_length=1000)
+    secret = forms.CharField(required=False, widget=forms.PasswordInput)
+
+
+class SubscriptionForm(forms.Form):
+    channel = forms.ModelChoiceField(queryset=Channel.objects.all())
+    user = forms.ModelChoiceField(queryset=get_user_model().objects.filter(is_active=True), to_field_name="username")
+    events = forms.MultipleChoiceField(choices=list(EVENTS.items()), widget=forms.CheckboxSelectMultiple)
+    place = forms.ModelChoiceField(queryset=DeadPlace.objects.select_related("broker"), required=False)
+    threshold = forms.IntegerField(required=False, min_value=0)
+
+
+def _subscription_form(request, data=None) -> SubscriptionForm:
+    form = SubscriptionForm(data, prefix="subscription")
+    form.fields["place"].queryset = visible(request.user, DeadPlace.objects.select_related("broker"))
+    return form
+
+
+def notifications(request):
+    """Channels, subscriptions and deliveries; an admin limited to some places sees and offers
+    only those places (subscriptions about others are left out)."""
+    channel_form = ChannelForm(prefix="channel")
+    subscription_form = _subscription_form(request)
+    if request.method == "POST":
+        try:
+            if "channel-name" in request.POST:
+                channel_form = ChannelForm(request.POST, prefix="channel")
+                if channel_form.is_valid():
+                    do_add_channel(actor=request.user, **channel_form.cleaned_data)
+                    messages.success(request, f"Channel {channel_form.cleaned_data['name']!r} added.")
+                    return redirect("notifications")
+            else:
+                subscription_form = _subscription_form(request, request.POST)
+                if subscription_form.is_valid():
+                    do_subscribe(actor=request.user, **subscription_form.cleaned_data)
+                    messages.success(request, "Subscription added.")
+                    return redirect("notifications")
+        except NotifyError as exc:
+            messages.error(request, str(exc))
+    return render(request, "web/notifications.html", {
+        "channels": Channel.objects.all(), "channel_form": channel_form, "subscription_form": subscription_form,
+        "subscriptions": Subscription.objects.select_related("channel", "user", "group", "place__broker").filter(
+            Q(place__isnull=True) | Q(place__in=visible(request.user, DeadPlace.objects.all()))),
+        "deliveries": Delivery.objects.select_related("channel").filter(
+            Q(place__isnull=True) | Q(place__in=visible(request.user, DeadPlace.objects.all())))[:100],
+    })
+
+
+@require_POST
+def channel_test(request, channel_id: int):
+    channel = get_object_or_404(Channel, pk=channel_id)
+    delivery = notify_test(channel, actor=request.user)
+    messages.success(request, f"A test message to {channel.name} is on its way (delivery {delivery.pk}, below).")
+    return redirect("notifications")
