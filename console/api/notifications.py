@@ -47,13 +47,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
 
 class SubscriptionInputSerializer(serializers.Serializer):
-    channel = serializers.IntegerField()
+    channel = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
     events = serializers.ListField(child=serializers.ChoiceField(choices=list(EVENTS)))
     user = serializers.CharField(required=False, allow_null=True, default=None,
                                  help_text="Username (one of user and group; the caller when neither)")
     group = serializers.CharField(required=False, allow_null=True, default=None, help_text="Name of a group of users")
-    place = serializers.IntegerField(required=False, allow_null=True, default=None)
-    threshold = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0)
+    place = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1)
+    threshold = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
+                                         max_value=2**31 - 1)
 
 
 class DeliverySerializer(serializers.ModelSerializer):

@@ -14,6 +14,7 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
 from console.models import Rule
 from console.services.rules import (
+    MAX_NUMBER,
     RuleError,
     describe_action,
     do_create_rule,
@@ -52,7 +53,7 @@ class RuleInputSerializer(serializers.Serializer):
     takes any of them). ``match`` and ``action`` are checked by console.services.rules."""
 
     name = serializers.CharField(max_length=100, required=False)
-    position = serializers.IntegerField(required=False)
+    position = serializers.IntegerField(required=False, min_value=-MAX_NUMBER, max_value=MAX_NUMBER)
     enabled = serializers.BooleanField(required=False)
     scope = serializers.JSONField(required=False)
     match = serializers.JSONField(required=False)

@@ -43,6 +43,8 @@ PRESETS = {
 #: The job kind each action asks for, whose permission enabling the rule needs.
 ACTION_PERMISSION = {"retry": ACT, "forward": ACT, "mark_failed": ACT, "discard": PURGE, "hold": ACT}
 SAMPLE = 20
+#: The largest number a rule takes (a position, a delay in seconds, a count): PostgreSQL's integer.
+MAX_NUMBER = 2**31 - 1
 
 
 class RuleError(ValueError):
@@ -78,8 +80,8 @@ def clean_match(match: Any) -> dict[str, Any]:
             path_steps(value["path"])
             cleaned[key] = {"path": value["path"], "value": value.get("value")}
         else:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise RuleError(f"match.{key} must be a whole number, 0 or more")
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NUMBER:
+                raise RuleError(f"match.{key} must be a whole number from 0 to {MAX_NUMBER}")
             cleaned[key] = value
     return cleaned
 
@@ -104,8 +106,9 @@ def clean_action(action: Any) -> dict[str, Any]:
     steps = []
     for step in ladder:
         delay, tries = (step.get("delay_seconds"), step.get("tries")) if isinstance(step, dict) else (None, None)
-        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (delay, tries)) or delay < 0 or tries < 1:
-            raise RuleError("each ladder step has delay_seconds (0 or more) and tries (1 or more)")
+        if (not all(isinstance(n, int) and not isinstance(n, bool) for n in (delay, tries))
+                or not 0 <= delay <= MAX_NUMBER or not 1 <= tries <= 1000):
+            raise RuleError(f"each ladder step has delay_seconds (0 to {MAX_NUMBER}) and tries (1 to 1000)")
         steps.append({"delay_seconds": delay, "tries": tries})
     then = action.get("then") or "hold"
     if then not in THEN:
@@ -363,7 +366,7 @@ def _scope_of_rule(scope: Any) -> tuple[int | None, int | None]:
     if not isinstance(scope, dict) or len(scope) != 1 or not set(scope) <= {"broker", "place"}:
         raise RuleError('scope is {}, {"broker": id} or {"place": id}')
     (key, value), = scope.items()
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
         raise RuleError(f"scope.{key} must be an id")
     if key == "place":
         place = DeadPlace.objects.filter(pk=value).first()
@@ -412,6 +415,9 @@ def do_create_rule(*, actor: Actor, name: str, action: Any, match: Any = None, s
         raise RuleError(f"a rule named {name.strip()!r} exists already")
     broker_id, place_id = _scope_of_rule(scope)
     _check_reach(actor, broker_id, place_id)
+    if position is not None and (isinstance(position, bool) or not isinstance(position, int)
+                                 or abs(position) > MAX_NUMBER):
+        raise RuleError(f"position must be a whole number from -{MAX_NUMBER} to {MAX_NUMBER}")
     if position is None:
         last = Rule.objects.filter(deleted_at__isnull=True).order_by("-position").values_list("position", flat=True)
         position = (last.first() or 0) + 10
@@ -455,8 +461,8 @@ def do_update_rule(rule: Rule, *, actor: Actor, reason: str = "", **changes: Any
     moved = False
     if "position" in changes and changes["position"] != rule.position:
         position = changes["position"]
-        if isinstance(position, bool) or not isinstance(position, int):
-            raise RuleError("position must be a whole number")
+        if isinstance(position, bool) or not isinstance(position, int) or abs(position) > MAX_NUMBER:
+            raise RuleError(f"position must be a whole number from -{MAX_NUMBER} to {MAX_NUMBER}")
         rule.position, moved = position, True
     if versioned:
         rule.version += 1

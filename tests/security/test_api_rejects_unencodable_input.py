@@ -55,8 +55,14 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
     from tests.web.factory import store_letter
 
     job = api.post(f"/api/places/{place.pk}/capture/", {"reason": "a job to name"}, format="json").json()
+    from console.models import Origin
+    from console.services.notify import do_add_channel
+    from console.services.rules import do_create_rule
+
     ids = {"broker_id": place.broker_id, "place_id": place.pk, "letter_id": store_letter(place).pk,
-           "job_id": job["id"]}
+           "job_id": job["id"], "origin_id": Origin.objects.get().pk,
+           "rule_id": do_create_rule(actor="tests", name="a rule to name", action={"kind": "hold"}).pk,
+           "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/h").pk}
     before = AuditEvent.objects.count()
     checked = []
     for path, methods in SchemaGenerator().get_schema(request=None, public=True)["paths"].items():
