@@ -98,6 +98,11 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-rule-dry-run": ACT,
     # Notification channels may point anywhere and subscriptions tell people about places: an
     # admin's (console.services.notify checks it too); the delivery log with them.
+    # The admin pages' API: the same permissions as the pages (tokens: each user's own).
+    "api-redaction-rules": MANAGE_REDACTION,
+    "api-redaction-rule": MANAGE_REDACTION,
+    "api-roles": MANAGE_USERS,
+    "api-tokens": SIGNED_IN,
     "api-channels": MANAGE_USERS,
     "api-channel-test": MANAGE_USERS,
     "api-subscriptions": MANAGE_USERS,

@@ -6,7 +6,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from console.access.api import RolePermission
 from console.api import (
-    approvals, audit, brokers, edit_replay, jobs, letters, notifications, places, rules, safeguards,
+    admin, approvals, audit, brokers, edit_replay, jobs, letters, notifications, places, rules, safeguards,
 )
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
@@ -31,6 +31,10 @@ urlpatterns = [
     path("rules/", rules.RuleList.as_view(), name="api-rules"),
     path("rules/<int:rule_id>/", rules.RuleDetail.as_view(), name="api-rule"),
     path("rules/<int:rule_id>/dry-run/", rules.RuleDryRun.as_view(), name="api-rule-dry-run"),
+    path("redaction-rules/", admin.RedactionRuleList.as_view(), name="api-redaction-rules"),
+    path("redaction-rules/<int:rule_id>/", admin.RedactionRuleDetail.as_view(), name="api-redaction-rule"),
+    path("roles/", admin.RoleList.as_view(), name="api-roles"),
+    path("tokens/", admin.TokenList.as_view(), name="api-tokens"),
     path("notifications/channels/", notifications.ChannelList.as_view(), name="api-channels"),
     path("notifications/channels/<int:channel_id>/test/", notifications.ChannelTest.as_view(),
          name="api-channel-test"),
