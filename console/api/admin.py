@@ -8,7 +8,6 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
-
 from rest_framework.response import Response
 from rest_framework.views import APIView
 

@@ -25,7 +25,6 @@ from collections import Counter
 from functools import partial
 
 import pytest
-from rest_framework.authtoken.models import Token
 import schemathesis
 from django.core import signals
 from django.core.wsgi import get_wsgi_application
@@ -33,6 +32,7 @@ from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
+from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
 
 pytestmark = [pytest.mark.django_db, pytest.mark.role("admin")]
