@@ -15,14 +15,16 @@ from django.utils import timezone
 
 from console.brokers import BrokerError
 from console.models import Broker, DeadLetter, DeadPlace, LetterState, PlaceSample
-from console.services.brokers import check_broker, do_discover
+from console.services.brokers import check_broker, do_discover, mark_unreachable
 from console.services.notify import notify
+from console.access.scope import scope_of
 
 log = logging.getLogger(__name__)
 
 
 def check_brokers() -> dict[str, bool]:
-    """Connect to every broker and record whether it answered."""
+    """Connect to every broker and record whether it answered; tell those who subscribed to
+    ``broker.down`` when one has been down for longer than their threshold (minutes)."""
     results = {}
     for broker in Broker.objects.all():
         try:
@@ -34,7 +36,23 @@ def check_brokers() -> dict[str, bool]:
         except ValueError as exc:  # a secret that no configured key decrypts
             log.error("broker %s: %s", broker.name, exc)
             results[broker.name] = False
+        if not results[broker.name]:
+            _tell_down(Broker.objects.get(pk=broker.pk))
     return results
+
+
+def _tell_down(broker: Broker) -> None:
+    if broker.unreachable_since is None:
+        return
+    minutes = (timezone.now() - broker.unreachable_since).total_seconds() / 60
+    since_last = settings.CELERY_BEAT_SCHEDULE["check-brokers"]["schedule"] / 60
+    with transaction.atomic():
+        notify("broker.down", key=f"down:{broker.pk}:{broker.unreachable_since.isoformat()}", value=minutes,
+               previous=max(0.0, minutes - since_last),
+               subject=f"{broker.name} has not answered for {minutes:.0f} minutes: {broker.last_error}",
+               details={"broker": broker.name, "since": broker.unreachable_since.isoformat(),
+                        "error": broker.last_error},
+               audience=lambda user: scope_of(user).unlimited or broker.pk in scope_of(user).brokers)
 
 
 #: Who the audit says found the places that scheduled discovery adds or marks gone.
@@ -104,7 +122,7 @@ def _depths(broker: Broker, places: list[DeadPlace]) -> dict[int, int | None]:
                 )
     except BrokerError as exc:
         log.warning("sampling %s: %s", broker.name, exc.message)
-        Broker.objects.filter(pk=broker.pk).update(reachable=False, last_error=exc.message)
+        mark_unreachable(broker, exc.message)
     return depths
 
 

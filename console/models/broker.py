@@ -30,6 +30,7 @@ class Broker(models.Model):
     last_checked_at = models.DateTimeField(null=True, blank=True)
     last_discovery_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    unreachable_since = models.DateTimeField(null=True, blank=True, help_text="Since when it has not answered")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

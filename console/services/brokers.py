@@ -6,6 +6,8 @@ from dataclasses import replace
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console.access import logsafe
@@ -180,15 +182,20 @@ def check_broker(broker: Broker) -> dict:
         with broker.adapter() as adapter:
             facts = adapter.check()
     except BrokerError as exc:
-        Broker.objects.filter(pk=broker.pk).update(
-            reachable=False, last_error=exc.message, last_checked_at=timezone.now()
-        )
+        mark_unreachable(broker, exc.message)
         raise
     Broker.objects.filter(pk=broker.pk).update(
         reachable=True, version=str(facts.get("version", ""))[:100], last_error="",
-        last_checked_at=timezone.now(),
+        last_checked_at=timezone.now(), unreachable_since=None,
     )
     return facts
+
+
+def mark_unreachable(broker: Broker, message: str) -> None:
+    """The broker did not answer: say why, and since when (kept from its first failure on)."""
+    now = timezone.now()
+    Broker.objects.filter(pk=broker.pk).update(reachable=False, last_error=message, last_checked_at=now,
+                                               unreachable_since=Coalesce(F("unreachable_since"), Value(now)))
 
 
 def do_discover(broker: Broker, *, actor: Actor, scheduled: bool = False) -> list[DeadPlace]:
@@ -201,9 +208,7 @@ def do_discover(broker: Broker, *, actor: Actor, scheduled: bool = False) -> lis
         with broker.adapter() as adapter:
             found = adapter.discover()
     except BrokerError as exc:
-        Broker.objects.filter(pk=broker.pk).update(
-            reachable=False, last_error=exc.message, last_checked_at=timezone.now()
-        )
+        mark_unreachable(broker, exc.message)
         raise
     return _apply_discovery(broker, found, actor=actor, scheduled=scheduled)
 
@@ -241,7 +246,7 @@ def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor, sc
         place.gone = True
         place.save(update_fields=["gone"])
     Broker.objects.filter(pk=broker.pk).update(
-        reachable=True, last_error="", last_discovery_at=now, last_checked_at=now
+        reachable=True, last_error="", last_discovery_at=now, last_checked_at=now, unreachable_since=None
     )
     for place in added:
         audit.record("place.appeared", actor=actor, place=place,

@@ -50,6 +50,7 @@ EVENTS = {
     "rule.ladder_ran_out": "a rule's retry ladder ran out",
     "letter.quarantined": "a letter was quarantined (replay loop)",
     "breaker.opened": "an origin's breaker opened",
+    "broker.down": "a broker has not answered for longer than the threshold, in minutes",
 }
 
 
@@ -65,8 +66,9 @@ def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None
            value: float | None = None, previous: float | None = None,
            audience: Callable[[Any], bool] | None = None) -> list[Delivery]:
     """Queue messages about one event (inside the caller's transaction) for every channel whose
-    subscriptions hear it; returns the deliveries made or added to. A subscription with a
-    threshold hears of ``value`` only when it crosses it (``previous`` was below)."""
+    subscriptions hear it; returns the deliveries made or added to. An event with a ``value``
+    (a depth, minutes down) is heard when it crosses the subscription's threshold (0 without
+    one): ``value`` above it, ``previous`` not."""
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
     subscriptions = (Subscription.objects.filter(events__contains=[event], channel__enabled=True)
@@ -74,9 +76,10 @@ def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None
                      .select_related("channel", "user", "group"))
     channels: dict[int, Channel] = {}
     for subscription in subscriptions:
-        if subscription.threshold is not None and value is not None and (
-                value < subscription.threshold or (previous is not None and previous >= subscription.threshold)):
-            continue
+        if value is not None:
+            threshold = subscription.threshold or 0
+            if value <= threshold or (previous is not None and previous > threshold):
+                continue
         if _may_hear(subscription, place, audience):
             channels[subscription.channel_id] = subscription.channel
     if not channels:

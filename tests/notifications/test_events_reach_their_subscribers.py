@@ -18,7 +18,7 @@ from console.access.roles import ADMIN, OPERATOR, set_role
 from console.brokers import Received
 from console.brokers.envelope import FailureEnvelope
 from console.jobs.notifications import deliver
-from console.jobs.periodic import sample_places
+from console.jobs.periodic import check_brokers, sample_places
 from console.jobs.requests import request_job
 from console.jobs.rules import apply_rules
 from console.jobs.runner import run_job
@@ -109,6 +109,8 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
     do_subscribe(actor=admin, channel=slack, user=operator, events=[
         "job.finished", "rule.ladder_ran_out", "letter.quarantined", "breaker.opened"])
     do_subscribe(actor=admin, channel=slack, user=operator, events=["place.depth"], place=place, threshold=2)
+    down = memory_broker_down(admin)
+    do_subscribe(actor=admin, channel=slack, user=operator, events=["broker.down"])
 
     letters = [store_letter(place, f'{{"n": {n}}}'.encode(), exception_type="Timeout") for n in range(3)]  # breaker
     purge = request_job("purge", actor=admin, reason="personal data", ids=[letters[0].pk])  # always waits
@@ -125,13 +127,17 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
     fake.queue("orders.dlq").extend(fake_messages(3))
     sample_places()  # first sample: 3 on the broker, over the threshold of 2
     sample_places()  # still over it: not told again
+    check_brokers()  # the broker that never answers: down since now
+    check_brokers()  # still down: not told again
 
     assert set(send_all()) == {"sent"}
     (approval,) = smtp.messages
     assert approval[0] == ["approvers@example.com"] and f"job {purge.pk}" in approval[1]
     texts = [message["text"] for message in http.json()]
     told = sorted(text.split("]")[0].strip("[") for text in texts)
-    assert told == ["breaker.opened", "job.finished", "letter.quarantined", "place.depth", "rule.ladder_ran_out"], texts
+    assert told == ["breaker.opened", "broker.down", "job.finished", "letter.quarantined", "place.depth",
+                    "rule.ladder_ran_out"], texts
+    assert any(f"{down.name} has not answered" in text for text in texts)
     assert Delivery.objects.filter(event="job.approval_needed").count() == 1
 
 
@@ -139,3 +145,12 @@ def fake_messages(count: int) -> list:
     from console.brokers.memory.adapter import Message
 
     return [Message(f"m{n}".encode()) for n in range(count)]
+
+
+def memory_broker_down(admin):
+    """A broker that never answers: an in-memory one marked down (console.brokers.memory)."""
+    from console.brokers.memory.adapter import MemoryBroker
+    from console.services.brokers import do_add_broker
+
+    MemoryBroker.named("down-test").down = True
+    return do_add_broker(actor=admin, name="down", kind="memory", url="memory://down-test")
