@@ -76,7 +76,9 @@ def discover_brokers() -> dict[str, int | str]:
 
 
 def sample_places() -> int:
-    """One PlaceSample per place: depth on the broker, letters held, arrivals since last time."""
+    """One PlaceSample per place: depth on the broker, letters held, arrivals since last time;
+    those who subscribed hear of a place whose depth, or whose arrivals a minute, crossed their
+    threshold since the sample before."""
     now = timezone.now()
     samples = []
     for broker in Broker.objects.prefetch_related("places"):
@@ -84,29 +86,37 @@ def sample_places() -> int:
         if not places:
             continue
         depths = _depths(broker, places)
-        last = {
-            row["place_id"]: row["at"]
-            for row in PlaceSample.objects.filter(place__in=places).order_by("place_id", "-at")
-            .distinct("place_id").values("place_id", "at")
-        }
+        last = {row["place_id"]: row for row in PlaceSample.objects.filter(place__in=places)
+                .order_by("place_id", "-at").distinct("place_id").values("place_id", "at", "depth", "arrivals")}
         counts = DeadLetter.objects.filter(place__in=places).values("place_id").annotate(
             held=Count("id", filter=Q(state=LetterState.HELD)),
         )
         held = {row["place_id"]: row["held"] for row in counts}
-        before = {row["place_id"]: row["depth"] for row in PlaceSample.objects.filter(place__in=places)
-                  .order_by("place_id", "-at").distinct("place_id").values("place_id", "depth")}
         for place in places:
-            since = last.get(place.pk)
-            arrivals = DeadLetter.objects.filter(place=place, captured_at__gt=since).count() if since else 0
+            latest = last.get(place.pk)
+            arrivals = DeadLetter.objects.filter(place=place, captured_at__gt=latest["at"]).count() if latest else 0
             samples.append(PlaceSample(place=place, at=now, depth=depths.get(place.pk),
                                        held=held.get(place.pk, 0), arrivals=arrivals))
-            if depths.get(place.pk):
-                with transaction.atomic():
-                    notify("place.depth", key=f"depth:{place.pk}", place=place, value=depths[place.pk],
-                           previous=before.get(place.pk), subject=f"{place} holds {depths[place.pk]} messages on its broker",
-                           details={"depth": depths[place.pk], "before": before.get(place.pk)})
+            _tell_place(place, depths.get(place.pk), arrivals, latest, now)
     PlaceSample.objects.bulk_create(samples)
     return len(samples)
+
+
+def _tell_place(place: DeadPlace, depth: int | None, arrivals: int, latest: dict | None, now) -> None:
+    """``place.depth`` and ``place.growth`` (letters a minute since the sample before, against
+    the one before that at the usual pace), when they cross a subscriber's threshold."""
+    with transaction.atomic():
+        if depth:
+            notify("place.depth", key=f"depth:{place.pk}", place=place, value=depth,
+                   previous=latest["depth"] if latest else None, subject=f"{place} holds {depth} messages on its broker",
+                   details={"depth": depth, "before": latest["depth"] if latest else None})
+        if latest and arrivals:
+            minutes = max((now - latest["at"]).total_seconds() / 60, 1 / 60)
+            pace = settings.CELERY_BEAT_SCHEDULE["sample-places"]["schedule"] / 60
+            rate, before = arrivals / minutes, latest["arrivals"] / pace
+            notify("place.growth", key=f"growth:{place.pk}", place=place, value=rate, previous=before,
+                   subject=f"{place} took {rate:.0f} letters a minute (before: {before:.0f})",
+                   details={"letters_a_minute": round(rate, 1), "before": round(before, 1)})
 
 
 def _depths(broker: Broker, places: list[DeadPlace]) -> dict[int, int | None]:

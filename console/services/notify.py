@@ -43,6 +43,7 @@ EVENTS = {
     "group.new": "a new failure group",
     "group.reopened": "a group marked resolved gets new letters",
     "place.depth": "a place holds more than the threshold on its broker",
+    "place.growth": "a place takes in more letters a minute than the threshold",
     "job.approval_needed": "a job waits for approval (sent to those who may approve it)",
     "job.finished": "a job finished",
     "job.failed": "a job failed",

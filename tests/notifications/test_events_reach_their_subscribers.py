@@ -1,7 +1,8 @@
 """Each kind of event reaches the channels of those subscribed to it, through real receivers on
 loopback (an HTTP server for webhooks and Slack, aiosmtpd for e-mail): a new failure group, a
 job waiting for approval (told only to those who may approve it), a job finished, a rule's
-ladder run out, a letter quarantined, a breaker opened, a place over its depth threshold.
+ladder run out, a letter quarantined, a breaker opened, a broker down, a place over its depth
+threshold or growing faster than its threshold.
 Nobody hears of a place outside their scope; masked content stays masked; a storm of a
 thousand letters in one new group is one message. (Here the deliveries are sent by calling the
 Celery task's code; tests/notifications/test_delivery_retries_in_a_real_worker.py has the worker.)"""
@@ -96,6 +97,8 @@ def test_a_subscriber_limited_to_place_a_hears_nothing_of_place_b(memory_broker,
 def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_broker, admin, operator, http, smtp,
                                                                         settings, django_user_model):
     settings.DLO_QUARANTINE_AFTER = 1
+    settings.DLO_BREAKER_SAME = 3
+    settings.DLO_BREAKER_ANY = 1000  # the burst below opens no second breaker
     fake, _ = memory_broker
     place = memory_place(memory_broker)
     second = django_user_model.objects.create_user("abe")
@@ -109,6 +112,7 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
     do_subscribe(actor=admin, channel=slack, user=operator, events=[
         "job.finished", "rule.ladder_ran_out", "letter.quarantined", "breaker.opened"])
     do_subscribe(actor=admin, channel=slack, user=operator, events=["place.depth"], place=place, threshold=2)
+    do_subscribe(actor=admin, channel=slack, user=operator, events=["place.growth"], place=place, threshold=100)
     down = memory_broker_down(admin)
     do_subscribe(actor=admin, channel=slack, user=operator, events=["broker.down"])
 
@@ -127,6 +131,9 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
     fake.queue("orders.dlq").extend(fake_messages(3))
     sample_places()  # first sample: 3 on the broker, over the threshold of 2
     sample_places()  # still over it: not told again
+    for n in range(150):  # 150 letters in a moment: far more than 100 a minute
+        store_letter(place, f'{{"burst": {n}}}'.encode(), exception_type="Burst")
+    sample_places()
     check_brokers()  # the broker that never answers: down since now
     check_brokers()  # still down: not told again
 
@@ -136,7 +143,7 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
     texts = [message["text"] for message in http.json()]
     told = sorted(text.split("]")[0].strip("[") for text in texts)
     assert told == ["breaker.opened", "broker.down", "job.finished", "letter.quarantined", "place.depth",
-                    "rule.ladder_ran_out"], texts
+                    "place.growth", "rule.ladder_ran_out"], texts
     assert any(f"{down.name} has not answered" in text for text in texts)
     assert Delivery.objects.filter(event="job.approval_needed").count() == 1
 
