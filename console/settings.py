@@ -180,6 +180,7 @@ CELERY_BEAT_SCHEDULE = {
     # New dead places appear, vanished ones are marked gone, without a click (audited when so).
     "discover-brokers": {"task": "console.discover_brokers", "schedule": env_int("DLO_DISCOVER_SECONDS", 300)},
     "apply-rules": {"task": "console.apply_rules", "schedule": env_int("DLO_RULES_SECONDS", 10)},
+    "reopen-groups": {"task": "console.reopen_groups", "schedule": 60},
     "resume-stale-jobs": {"task": "console.resume_stale_jobs", "schedule": 60},
     "expire-unapproved-jobs": {"task": "console.expire_unapproved_jobs", "schedule": 60},
     # The pipeline (console.pipeline.tasks): archive to the lake, then groups, then retention.

@@ -93,6 +93,10 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # The REST API.
     # Handling rules: operators make and change them (enabling one needs its action's rights,
     # checked by console.services.rules); a dry run counts letters by content, so not a viewer's.
+    # Failure groups: anyone reads them; deciding about one (status, owner, tags, notes) is an operator's.
+    "api-groups": VIEW,
+    "api-group": {"GET": VIEW, "*": ACT},
+    "api-group-notes": ACT,
     "api-rules": {"GET": VIEW, "*": ACT},
     "api-rule": {"GET": VIEW, "*": ACT},
     "api-rule-dry-run": ACT,

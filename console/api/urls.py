@@ -6,7 +6,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from console.access.api import RolePermission
 from console.api import (
-    admin, approvals, audit, brokers, edit_replay, jobs, letters, notifications, places, rules, safeguards,
+    admin, approvals, audit, brokers, edit_replay, groups, jobs, letters, notifications, places, rules, safeguards,
 )
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
@@ -28,6 +28,9 @@ urlpatterns = [
     path("origins/", safeguards.OriginList.as_view(), name="api-origins"),
     path("origins/<int:origin_id>/close-breaker/", safeguards.OriginCloseBreaker.as_view(),
          name="api-origin-close-breaker"),
+    path("groups/", groups.GroupList.as_view(), name="api-groups"),
+    path("groups/<str:fingerprint>/", groups.GroupDetail.as_view(), name="api-group"),
+    path("groups/<str:fingerprint>/notes/", groups.GroupNotes.as_view(), name="api-group-notes"),
     path("rules/", rules.RuleList.as_view(), name="api-rules"),
     path("rules/<int:rule_id>/", rules.RuleDetail.as_view(), name="api-rule"),
     path("rules/<int:rule_id>/dry-run/", rules.RuleDryRun.as_view(), name="api-rule-dry-run"),

@@ -33,6 +33,13 @@ def apply_rules() -> dict:
     return apply()
 
 
+@shared_task(name="console.reopen_groups")
+def reopen_groups() -> list:
+    from console.services.group_work import reopen_groups as reopen
+
+    return reopen()
+
+
 @shared_task(name="console.sample_places")
 def sample_places() -> int:
     from console.jobs.periodic import sample_places as sample

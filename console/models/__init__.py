@@ -3,6 +3,7 @@
 from console.models.access import RoleScope
 from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.broker import Broker
+from console.models.group_work import GroupNote, GroupTriage
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
 from console.models.letter import DeadLetter, LetterSearch, LetterState, PendingAck
@@ -14,7 +15,7 @@ from console.models.redaction import RedactionRule
 from console.models.rule import LetterHandling, Rule, RuleVersion
 
 __all__ = [
-    "AuditEvent", "AuditEventPlace", "Broker", "Channel", "Delivery", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory",
+    "AuditEvent", "AuditEventPlace", "Broker", "Channel", "Delivery", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupNote", "GroupTriage",
     "Job",
     "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleVersion", "Subscription",
 ]

@@ -62,11 +62,11 @@ def ids(memory_broker, people, operator) -> dict[str, int]:
     origin = Origin.objects.get(broker=broker, name=letter.origin_queue)  # made by the letter's capture
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
             "rule_id": rule.pk, "user_id": operator.pk, "origin_id": origin.pk,
-            "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk}
+            "fingerprint": letter.fingerprint, "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk}
 
 
 #: URL keywords naming a broker, place, letter, job or origin: the objects a scope limits.
-SCOPED_KEYWORDS = ("broker_id", "place_id", "letter_id", "job_id", "origin_id")
+SCOPED_KEYWORDS = ("broker_id", "place_id", "letter_id", "job_id", "origin_id", "fingerprint")
 #: What the objects of ``ids`` show: the place's name, its letter's body.
 INSIDE_IDS = ("orders.dlq", '{"order": 1}', "&quot;order&quot;: 1")
 

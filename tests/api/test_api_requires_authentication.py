@@ -47,6 +47,7 @@ def existing_ids(capture, operator) -> dict[str, int]:
         "job_id": Job.objects.get().pk,
         "origin_id": Origin.objects.get(broker_id=letter.broker_id, name=letter.origin_queue).pk,
         "rule_id": do_create_rule(actor=operator, name="hold all", action={"kind": "hold"}).pk,
+        "fingerprint": letter.fingerprint,
         "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
     }
 

@@ -93,7 +93,7 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
         answer = api.post(path, body, format="json")
         assert answer.status_code in (201, 202), answer.content
         jobs.append(answer.json()["id"])
-    from console.models import Origin
+    from console.models import DeadLetter, Origin
     from console.services.notify import do_add_channel
     from console.services.rules import do_create_rule
 
@@ -101,7 +101,8 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
     channel = do_add_channel(actor="tests", name="fuzz", kind="webhook", target="http://127.0.0.1:9/hook")
     return {"broker_id": [broker.pk], "place_id": [place.pk], "letter_id": letters, "job_id": jobs,
             "origin_id": list(Origin.objects.values_list("pk", flat=True)), "rule_id": [rule.pk],
-            "channel_id": [channel.pk]}
+            "channel_id": [channel.pk],
+            "fingerprint": sorted(set(DeadLetter.objects.filter(pk__in=letters).values_list("fingerprint", flat=True)))}
 
 
 def _fuzz(strategy, send) -> None:

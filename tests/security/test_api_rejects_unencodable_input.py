@@ -59,7 +59,8 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
     from console.services.notify import do_add_channel
     from console.services.rules import do_create_rule
 
-    ids = {"broker_id": place.broker_id, "place_id": place.pk, "letter_id": store_letter(place).pk,
+    letter = store_letter(place)
+    ids = {"broker_id": place.broker_id, "place_id": place.pk, "letter_id": letter.pk, "fingerprint": letter.fingerprint,
            "job_id": job["id"], "origin_id": Origin.objects.get().pk,
            "rule_id": do_create_rule(actor="tests", name="a rule to name", action={"kind": "hold"}).pk,
            "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/h").pk}

@@ -1,0 +1,149 @@
+"""``/api/groups/``: failure groups as the groups pages show them, counted over the letters the
+caller may see, with what people decided about each (status, owner, tags) and their notes
+(console.services.group_work)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.access.redaction import mask_envelopes
+from console.access.scope import visible
+from console.api.errors import ErrorSerializer, refused
+from console.models import DeadLetter, GroupTriage, LetterState
+from console.services.group_work import (
+    GroupError,
+    do_add_note,
+    do_update_group,
+    matching_fingerprints,
+    timeline,
+    triage,
+)
+from console.services.groups import failure_groups
+
+
+class GroupSerializer(serializers.Serializer):
+    fingerprint = serializers.CharField()
+    count = serializers.IntegerField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    origins = serializers.ListField(child=serializers.CharField())
+    places = serializers.ListField(child=serializers.IntegerField())
+    exception_type = serializers.CharField()
+    exception_message = serializers.CharField()
+    sample_id = serializers.IntegerField()
+    status = serializers.CharField()
+    owner = serializers.CharField(allow_null=True)
+    tags = serializers.ListField(child=serializers.CharField())
+
+
+class NoteSerializer(serializers.Serializer):
+    author = serializers.CharField()
+    text = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
+class GroupDetailSerializer(GroupSerializer):
+    notes = NoteSerializer(many=True)
+    timeline = serializers.ListField(child=serializers.DictField())
+
+
+class GroupChangeSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=GroupTriage.Status.values, required=False)
+    owner = serializers.CharField(required=False, allow_null=True, allow_blank=True, help_text="Username, or null")
+    tags = serializers.ListField(child=serializers.CharField(max_length=50), required=False, max_length=20)
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class NoteInputSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=5000)
+
+
+def _rows(request, params: dict, fingerprints: list[str] | None = None) -> list[dict]:
+    letters = visible(request.user, DeadLetter.objects.all())
+    if fingerprints is not None:
+        letters = letters.filter(fingerprint__in=fingerprints)
+    groups = failure_groups(params, letters=letters)
+    mask_envelopes(request.user, groups)
+    decided = triage([group.fingerprint for group in groups])
+    rows = []
+    for group in groups:
+        row = decided.get(group.fingerprint)
+        rows.append({**group.__dict__, "status": row.status if row else GroupTriage.Status.NEW,
+                     "owner": row.owner.get_username() if row and row.owner else None,
+                     "tags": row.tags if row else []})
+    return rows
+
+
+class GroupList(APIView):
+    @extend_schema(responses=GroupSerializer(many=True), parameters=[
+        OpenApiParameter("place", OpenApiTypes.INT), OpenApiParameter("state", OpenApiTypes.STR),
+        OpenApiParameter("status", OpenApiTypes.STR, enum=GroupTriage.Status.values),
+        OpenApiParameter("owner", OpenApiTypes.STR), OpenApiParameter("tag", OpenApiTypes.STR)])
+    def get(self, request):
+        query = request.query_params
+        params = {}
+        if query.get("place"):
+            if not query["place"].isdigit() or int(query["place"]) >= 2**63:
+                raise ValidationError({"place": "must be a place id"})
+            params["place"] = query["place"]
+        state = query.get("state", LetterState.HELD)
+        if state not in (*LetterState.values, "any"):
+            raise ValidationError({"state": f"one of {', '.join(LetterState.values)} or any"})
+        if state != "any":
+            params["state"] = state
+        if query.get("status") and query["status"] not in GroupTriage.Status.values:
+            raise ValidationError({"status": f"one of {', '.join(GroupTriage.Status.values)}"})
+        rows = _rows(request, params)
+        if query.get("status") or query.get("owner") or query.get("tag"):
+            found, kept = matching_fingerprints(status=query.get("status", ""), owner=query.get("owner", ""),
+                                                tag=query.get("tag", ""))
+            rows = [row for row in rows if (row["fingerprint"] in found) == kept]
+        return Response(GroupSerializer(rows, many=True).data)
+
+
+class GroupDetail(APIView):
+    def _detail(self, request, fingerprint: str) -> dict:
+        rows = _rows(request, {}, [fingerprint])
+        if not rows:
+            raise NotFound()
+        row = GroupTriage.objects.filter(fingerprint=fingerprint).first()
+        notes = [{"author": n.author, "text": n.text, "at": n.at} for n in row.notes.all()] if row else []
+        events = [{"at": e.at, "actor": e.actor_name, "action": e.action, "details": e.details}
+                  for e in timeline(fingerprint, request.user)]
+        return {**rows[0], "notes": notes, "timeline": events}
+
+    @extend_schema(responses=GroupDetailSerializer)
+    def get(self, request, fingerprint: str):
+        return Response(GroupDetailSerializer(self._detail(request, fingerprint)).data)
+
+    @extend_schema(request=GroupChangeSerializer, responses={200: GroupDetailSerializer, 400: ErrorSerializer})
+    def patch(self, request, fingerprint: str):
+        self._detail(request, fingerprint)  # 404 for a group the caller may not see
+        given = GroupChangeSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = dict(given.validated_data)
+        try:
+            do_update_group(fingerprint, actor=request.user, **data)
+        except GroupError as exc:
+            return refused(exc)
+        return Response(GroupDetailSerializer(self._detail(request, fingerprint)).data)
+
+
+class GroupNotes(APIView):
+    @extend_schema(request=NoteInputSerializer, responses={201: NoteSerializer, 400: ErrorSerializer})
+    def post(self, request, fingerprint: str):
+        given = NoteInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            note = do_add_note(fingerprint, actor=request.user, text=given.validated_data["text"])
+        except GroupError as exc:
+            if not visible(request.user, DeadLetter.objects.filter(fingerprint=fingerprint)).exists():
+                raise NotFound() from None
+            return refused(exc)
+        return Response(NoteSerializer({"author": note.author, "text": note.text, "at": note.at}).data,
+                        status=status.HTTP_201_CREATED)

@@ -1,0 +1,151 @@
+"""Working together on failure groups: a status (new, investigating, fixed - awaiting replay,
+resolved, ignored), an owner, tags and notes, kept by the group's fingerprint (GroupTriage).
+
+Whoever may act on letters (ACT) changes them, for a group with letters they may see; each
+change is audited (``group.changed``, ``group.note``), concerning the places of those letters,
+and the audit rows of a fingerprint are its timeline. A resolved group that gets new letters
+is reopened by :func:`reopen_groups` (Celery beat), audited as ``system:groups`` and told to
+its owner (``group.reopened``, console.services.notify)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Min, QuerySet
+from django.utils import timezone
+
+from console.access.roles import ACT, has, role_holding
+from console.access.scope import visible
+from console.models import AuditEvent, DeadLetter, DeadPlace, GroupNote, GroupTriage
+from console.services import audit
+from console.services.audit import Actor, actor_name
+from console.services.notify import notify
+
+#: Who reopens a resolved group that got new letters.
+GROUPS_ACTOR = "system:groups"
+MAX_TAGS, MAX_TAG, MAX_NOTE = 20, 50, 5000
+
+
+class GroupError(ValueError):
+    """A change the console refuses, with a message for the person."""
+
+
+def triage(fingerprints: list[str]) -> dict[str, GroupTriage]:
+    return {row.fingerprint: row for row in GroupTriage.objects.select_related("owner")
+            .filter(fingerprint__in=fingerprints)}
+
+
+def matching_fingerprints(*, status: str = "", owner: str = "", tag: str = "") -> tuple[set[str], bool]:
+    """The fingerprints a status, owner and tag filter keep: (fingerprints, whether the set
+    lists the kept ones (True) or the left-out ones (False: status "new" keeps every group
+    without a decision yet))."""
+    rows = GroupTriage.objects.all()
+    if status == GroupTriage.Status.NEW and not owner and not tag:
+        return set(rows.exclude(status=GroupTriage.Status.NEW).values_list("fingerprint", flat=True)), False
+    if status:
+        rows = rows.filter(status=status)
+    if owner:
+        rows = rows.filter(owner__username=owner)
+    if tag:
+        rows = rows.filter(tags__contains=[tag])
+    return set(rows.values_list("fingerprint", flat=True)), True
+
+
+def _letters(fingerprint: str, actor: Actor) -> QuerySet:
+    letters = visible(actor, DeadLetter.objects.filter(fingerprint=fingerprint))
+    if not letters.exists():
+        raise GroupError("no such failure group among the letters you may see")
+    return letters
+
+
+def _concerns(letters: QuerySet) -> list[int]:
+    """One letter of the group per place the actor may see it in: what its audit rows concern."""
+    return list(letters.order_by().values("place_id").annotate(first=Min("id")).values_list("first", flat=True))
+
+
+def _allowed(actor: Actor) -> None:
+    if not has(actor, ACT):
+        raise GroupError(f"working on failure groups needs the {role_holding(ACT)} role")
+
+
+@transaction.atomic
+def do_update_group(fingerprint: str, *, actor: Actor, reason: str = "", **changes: Any) -> GroupTriage:
+    """Change a group's ``status``, ``owner`` (a username or None) and ``tags``."""
+    _allowed(actor)
+    letters = _letters(fingerprint, actor)
+    row, _ = GroupTriage.objects.select_for_update().get_or_create(fingerprint=fingerprint)
+    before = _facts(row)
+    if "status" in changes:
+        if changes["status"] not in GroupTriage.Status.values:
+            raise GroupError(f"status must be one of {', '.join(GroupTriage.Status.values)}")
+        if changes["status"] == GroupTriage.Status.RESOLVED and row.status != GroupTriage.Status.RESOLVED:
+            row.resolved_at = timezone.now()
+        row.status = changes["status"]
+    if "owner" in changes:
+        name = changes["owner"]
+        owner = get_user_model().objects.filter(username=name, is_active=True).first() if name else None
+        if name and owner is None:
+            raise GroupError(f"no active user {name!r}")
+        row.owner = owner
+    if "tags" in changes:
+        tags = changes["tags"]
+        if not isinstance(tags, list) or len(tags) > MAX_TAGS or not all(
+                isinstance(tag, str) and 0 < len(tag.strip()) <= MAX_TAG for tag in tags):
+            raise GroupError(f"tags are a list of at most {MAX_TAGS} words of at most {MAX_TAG} characters")
+        row.tags = sorted({tag.strip() for tag in tags})
+    row.save()
+    if _facts(row) != before:
+        audit.record("group.changed", actor=actor, reason=reason, letter_ids=_concerns(letters),
+                     details={"fingerprint": fingerprint, "before": before, "after": _facts(row)})
+    return row
+
+
+@transaction.atomic
+def do_add_note(fingerprint: str, *, actor: Actor, text: str) -> GroupNote:
+    _allowed(actor)
+    letters = _letters(fingerprint, actor)
+    text = (text or "").strip()
+    if not text or len(text) > MAX_NOTE:
+        raise GroupError(f"a note is text of 1 to {MAX_NOTE} characters")
+    row, _ = GroupTriage.objects.get_or_create(fingerprint=fingerprint)
+    note = GroupNote.objects.create(group=row, author=actor_name(actor), text=text)
+    audit.record("group.note", actor=actor, letter_ids=_concerns(letters),
+                 details={"fingerprint": fingerprint, "note": note.pk, "text": text})
+    return note
+
+
+def timeline(fingerprint: str, reader: Actor) -> list[AuditEvent]:
+    """The group's audit rows the reader may see, oldest first."""
+    return list(visible(reader, AuditEvent.objects.filter(action__startswith="group.",
+                                                          details__fingerprint=fingerprint)).order_by("id"))
+
+
+def reopen_groups() -> list[str]:
+    """Reopen every resolved group that got letters since it was resolved (status back to
+    new), audited as ``system:groups``, and tell its owner."""
+    reopened = []
+    for row in GroupTriage.objects.select_related("owner").filter(status=GroupTriage.Status.RESOLVED):
+        newer = DeadLetter.objects.filter(fingerprint=row.fingerprint, captured_at__gt=row.resolved_at)
+        if not newer.exists():
+            continue
+        with transaction.atomic():
+            count = newer.count()
+            row.status, row.resolved_at = GroupTriage.Status.NEW, None
+            row.save(update_fields=["status", "resolved_at", "updated_at"])
+            audit.record("group.reopened", actor=GROUPS_ACTOR, letter_ids=_concerns(newer), count=count,
+                         details={"fingerprint": row.fingerprint, "new_letters": count})
+            place_ids = set(newer.values_list("place_id", flat=True))
+            owner = row.owner
+            notify("group.reopened", key=f"reopened:{row.fingerprint}",
+                   place=DeadPlace.objects.select_related("broker").get(pk=place_ids.pop()) if len(place_ids) == 1 else None,
+                   subject=f"resolved failure group {row.fingerprint[:8]} got {count} new letters: reopened",
+                   details={"fingerprint": row.fingerprint, "new_letters": count},
+                   audience=(lambda user: owner is not None and user.pk == owner.pk))
+        reopened.append(row.fingerprint)
+    return reopened
+
+
+def _facts(row: GroupTriage) -> dict[str, Any]:
+    return {"status": row.status, "owner": row.owner.get_username() if row.owner else None, "tags": list(row.tags)}
