@@ -33,6 +33,9 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "inventory": VIEW,
     "groups": VIEW,
     "groups-history": VIEW,
+    "group": VIEW,
+    # Deciding about a group (status, owner, tags) and adding a note: an operator's.
+    "group-change": ACT,
     "place": VIEW,
     "place-groups": VIEW,
     "letters": VIEW,

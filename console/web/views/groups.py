@@ -10,7 +10,8 @@ from django.shortcuts import get_object_or_404, render
 
 from console.access.redaction import mask_envelopes
 from console.access.scope import scope_of, visible
-from console.models import DeadLetter, DeadPlace, FailureGroupHistory, LetterState
+from console.models import DeadLetter, DeadPlace, FailureGroupHistory, GroupTriage, LetterState
+from console.services.group_work import matching_fingerprints, triage
 from console.services.groups import daily_counts, failure_groups
 from console.services.history import history_groups
 from console.web.charts import Chart, Series, line_chart
@@ -52,9 +53,16 @@ def group_list(request, place_id: int | None = None):
     # Counted over the letters the user may see: a limited user's groups, counts, origins,
     # places and samples come from their places alone.
     letters = visible(request.user, DeadLetter.objects.all())
+    work = {key: request.GET.get(key, "").strip() for key in ("status", "owner", "tag")}
+    if any(work.values()):
+        found, kept = matching_fingerprints(**work)
+        letters = letters.filter(fingerprint__in=found) if kept else letters.exclude(fingerprint__in=found)
     groups = failure_groups(params, letters=letters)
     mask_envelopes(request.user, groups)  # the sample exception comes from a letter's headers
     places = DeadPlace.objects.select_related("broker").in_bulk({pid for g in groups for pid in g.places})
+    decided = triage([group.fingerprint for group in groups])
+    for group in groups:
+        group.triage = decided.get(group.fingerprint)
     rows = [(group, [places[pid] for pid in group.places if pid in places]) for group in groups]
     where = place.name if place else "all places"
     context = {
@@ -63,6 +71,8 @@ def group_list(request, place_id: int | None = None):
         "state_choices": [(ANY_STATE, "any state"), *LetterState.choices],
         "link_state": "" if state == ANY_STATE else state,
         "rows": rows,
+        "work": work,
+        "status_choices": GroupTriage.Status.choices,
         "chart": groups_chart(params, letters, groups,
                               f"Letters per day in the {CHARTED_GROUPS} largest groups, {where}"),
     }

@@ -1,0 +1,45 @@
+"""A failure group's page: what people decided (status, owner, tags), their notes and the
+group's timeline (console.services.group_work: checked and audited)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from console.access.redaction import mask_envelopes
+from console.access.scope import visible
+from console.models import DeadLetter, GroupTriage
+from console.services.group_work import GroupError, do_add_note, do_update_group, timeline
+from console.services.groups import failure_groups
+
+
+@login_required
+def group_detail(request, fingerprint: str):
+    letters = visible(request.user, DeadLetter.objects.filter(fingerprint=fingerprint))
+    groups = failure_groups({}, letters=letters, limit=1)
+    if not groups:
+        raise Http404("no such failure group among the letters you may see")
+    mask_envelopes(request.user, groups)
+    row = GroupTriage.objects.select_related("owner").filter(fingerprint=fingerprint).first()
+    return render(request, "web/group.html", {
+        "group": groups[0], "triage": row, "notes": list(row.notes.all()) if row else [],
+        "timeline": timeline(fingerprint, request.user), "status_choices": GroupTriage.Status.choices,
+    })
+
+
+@login_required
+@require_POST
+def group_change(request, fingerprint: str):
+    changes = {"status": request.POST.get("status", ""), "owner": request.POST.get("owner", "").strip() or None,
+               "tags": [tag.strip() for tag in request.POST.get("tags", "").split(",") if tag.strip()]}
+    try:
+        if request.POST.get("note", "").strip():
+            do_add_note(fingerprint, actor=request.user, text=request.POST["note"])
+        else:
+            do_update_group(fingerprint, actor=request.user, reason=request.POST.get("reason", ""), **changes)
+    except GroupError as exc:
+        messages.error(request, str(exc))
+    return redirect("group", fingerprint)
