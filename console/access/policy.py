@@ -98,6 +98,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # checked by console.services.rules); a dry run counts letters by content, so not a viewer's.
     # Failure groups: anyone reads them; deciding about one (status, owner, tags, notes) is an operator's.
     "api-groups": VIEW,
+    "api-groups-history": VIEW,
     "api-group": {"GET": VIEW, "*": ACT},
     "api-group-notes": ACT,
     "api-rules": {"GET": VIEW, "*": ACT},

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from console.access.redaction import mask_envelopes
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer, refused
-from console.models import DeadLetter, GroupTriage, LetterState
+from console.models import DeadLetter, FailureGroupHistory, GroupTriage, LetterState
 from console.services.group_work import (
     GroupError,
     do_add_note,
@@ -147,3 +147,23 @@ class GroupNotes(APIView):
             return refused(exc)
         return Response(NoteSerializer({"author": note.author, "text": note.text, "at": note.at}).data,
                         status=status.HTTP_201_CREATED)
+
+
+class HistorySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FailureGroupHistory
+        fields = ["fingerprint", "exception_type", "reason", "sample_message", "count", "first_seen", "last_seen",
+                  "origins", "brokers", "consumers", "hosts", "computed_at"]
+        read_only_fields = fields
+
+
+class GroupHistory(APIView):
+    """Failure groups over the whole history, as the pipeline's ``groups`` job last computed
+    them (biggest first). The pipeline counts over every place at once, so a user limited to
+    some places gets none (as on the history page)."""
+
+    @extend_schema(responses=HistorySerializer(many=True))
+    def get(self, request):
+        rows = list(visible(request.user, FailureGroupHistory.objects.all()).order_by("-count", "fingerprint")[:500])
+        mask_envelopes(request.user, rows)
+        return Response(HistorySerializer(rows, many=True).data)

@@ -29,6 +29,7 @@ urlpatterns = [
     path("origins/<int:origin_id>/close-breaker/", safeguards.OriginCloseBreaker.as_view(),
          name="api-origin-close-breaker"),
     path("groups/", groups.GroupList.as_view(), name="api-groups"),
+    path("groups/history/", groups.GroupHistory.as_view(), name="api-groups-history"),
     path("groups/<str:fingerprint>/", groups.GroupDetail.as_view(), name="api-group"),
     path("groups/<str:fingerprint>/notes/", groups.GroupNotes.as_view(), name="api-group-notes"),
     path("rules/", rules.RuleList.as_view(), name="api-rules"),

@@ -85,3 +85,15 @@ def test_a_resolved_group_with_new_letters_reopens_and_tells_its_owner(memory_br
         assert "got 1 new letters: reopened" in receiver.json()[0]["text"]
     finally:
         receiver.close()
+
+
+def test_the_history_of_groups_is_read_by_the_unlimited_only(places_a_and_b, operator):
+    from django.utils import timezone
+
+    from console.models import FailureGroupHistory
+
+    now = timezone.now()
+    FailureGroupHistory.objects.create(fingerprint="f" * 32, exception_type="Declined", count=7, first_seen=now,
+                                       last_seen=now, computed_at=now)
+    assert [(g["fingerprint"], g["count"]) for g in _as(operator).get("/api/groups/history/").json()] == [("f" * 32, 7)]
+    assert _as(places_a_and_b.otto).get("/api/groups/history/").json() == []

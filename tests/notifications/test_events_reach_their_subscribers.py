@@ -23,7 +23,8 @@ from console.jobs.periodic import check_brokers, sample_places
 from console.jobs.requests import request_job
 from console.jobs.rules import apply_rules
 from console.jobs.runner import run_job
-from console.models import Delivery, LetterHandling, RoleScope
+from console.jobs.control import finish
+from console.models import Delivery, Job, LetterHandling, RoleScope
 from console.services.custody import REPLAY_ID_HEADER, store_captured
 from console.services.notify import do_add_channel, do_subscribe
 from console.services.redaction import do_set_redaction_rule
@@ -110,7 +111,9 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
     do_subscribe(actor=admin, channel=others, events=["job.approval_needed"], user=operator)  # may not purge
     slack = do_add_channel(actor=admin, name="slack", kind="slack", target=http.url)
     do_subscribe(actor=admin, channel=slack, user=operator, events=[
-        "job.finished", "rule.ladder_ran_out", "letter.quarantined", "breaker.opened"])
+        "job.finished", "job.failed", "job.paused", "rule.ladder_ran_out", "letter.quarantined", "breaker.opened"])
+    do_set_redaction_rule(actor=admin, kind="regex", pattern=r"4111(-\d{4}){3}")
+    do_subscribe(actor=admin, channel=hook(admin, http, name="details"), user=operator, events=["job.finished"])
     do_subscribe(actor=admin, channel=slack, user=operator, events=["place.depth"], place=place, threshold=2)
     do_subscribe(actor=admin, channel=slack, user=operator, events=["place.growth"], place=place, threshold=100)
     down = memory_broker_down(admin)
@@ -118,8 +121,18 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
 
     letters = [store_letter(place, f'{{"n": {n}}}'.encode(), exception_type="Timeout") for n in range(3)]  # breaker
     purge = request_job("purge", actor=admin, reason="personal data", ids=[letters[0].pk])  # always waits
-    failed = request_job("mark_failed", actor=operator, reason="poison", ids=[letters[1].pk])
+    failed = request_job("mark_failed", actor=operator, reason="poison: card 4111-1111-1111-1111",
+                         ids=[letters[1].pk])
     run_job(failed.pk)
+    settings.DLO_BROKER_WAIT_SECONDS = 0
+    fake.down = True  # a replay whose broker is gone fails
+    broken = request_job("replay", actor=operator, reason="fixed?", ids=[letters[0].pk])
+    assert run_job(broken.pk) == "failed"
+    fake.down = False
+    canary = request_job("replay", actor=operator, reason="try a few", ids=[letters[0].pk], canary_size=1)
+    # What the runner does when the canary's watch pauses the job (console.jobs.returns).
+    Job.objects.filter(pk=canary.pk).update(pause_reason="canary: 1 of 1 letters came back")
+    finish(Job.objects.get(pk=canary.pk), Job.Status.PAUSED, "paused by request after 1 letters")
     rule = do_create_rule(actor=operator, name="retry once", enabled=True,
                           action={"kind": "retry", "ladder": [{"delay_seconds": 0, "tries": 1}], "then": "hold"})
     LetterHandling.objects.create(letter=letters[2], rule=rule, version=1, tries=1, action="retry")
@@ -140,10 +153,15 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
     assert set(send_all()) == {"sent"}
     (approval,) = smtp.messages
     assert approval[0] == ["approvers@example.com"] and f"job {purge.pk}" in approval[1]
-    texts = [message["text"] for message in http.json()]
+    texts = [message["text"] for message in http.json() if "text" in message]
+    (finished,) = [message for message in http.json() if message.get("event") == "job.finished"]
+    assert finished["details"]["reason"].startswith("poison: card ") and "4111" not in finished["details"]["reason"]
     told = sorted(text.split("]")[0].strip("[") for text in texts)
-    assert told == ["breaker.opened", "broker.down", "job.finished", "letter.quarantined", "place.depth",
-                    "place.growth", "rule.ladder_ran_out"], texts
+    assert told == ["breaker.opened", "broker.down", "job.failed", "job.finished", "job.paused", "letter.quarantined",
+                    "place.depth", "place.growth", "rule.ladder_ran_out"], texts
+    everything = [request["body"].decode() for request in http.requests] + [content for _, content in smtp.messages]
+    assert not [text for text in everything if "4111-1111-1111-1111" in text], "a masked value was sent"
+    assert any("job.finished" in text for text in texts)
     assert any(f"{down.name} has not answered" in text for text in texts)
     assert Delivery.objects.filter(event="job.approval_needed").count() == 1
 
