@@ -8,6 +8,7 @@ attempt is written on the delivery (when, and what went wrong), which the delive
 - **slack**: a POST of ``{"text": ...}`` as Slack's incoming webhooks (and Mattermost's, and
   Rocket.Chat's) take it.
 - **email**: Django's e-mail backend (EMAIL_HOST, EMAIL_PORT, ... from the environment).
+- **apprise**: whatever service the channel's Apprise URL names (kept as its secret).
 """
 
 from __future__ import annotations
@@ -71,6 +72,15 @@ def send(channel: Channel, delivery: Delivery) -> None:
                           json.dumps(body.get("details", {}), indent=2, ensure_ascii=False)])
         send_mail(f"Dead Letter Office: {delivery.subject}{count}"[:250], text, settings.DEFAULT_FROM_EMAIL,
                   [channel.target])
+        return
+    if channel.kind == Channel.Kind.APPRISE:
+        import apprise  # noqa: PLC0415 - loads its plugins; only channels of this kind need it
+
+        sender = apprise.Apprise()
+        sender.add(channel.secret)
+        text = f"{body.get('about', '')}. Place: {body.get('place') or '-'}"
+        if not sender.notify(title=f"Dead Letter Office: {delivery.subject}{count}"[:250], body=text):
+            raise RuntimeError("Apprise could not deliver it (its log says why)")
         return
     if channel.kind == Channel.Kind.SLACK:
         payload = json.dumps({"text": line}).encode()

@@ -8,13 +8,15 @@ from console import secrets
 
 class Channel(models.Model):
     """Where notifications go: a webhook (JSON, signed with an HMAC of the secret), a
-    Slack-compatible incoming webhook, or an e-mail address (Django's e-mail backend). Made by
-    admins; the secret is kept encrypted like a broker's password."""
+    Slack-compatible incoming webhook, an e-mail address (Django's e-mail backend), or an Apprise
+    URL (whose tokens make it a secret: it is kept as the secret, and ``target`` shows only its
+    scheme). Made by admins; the secret is kept encrypted like a broker's password."""
 
     class Kind(models.TextChoices):
         WEBHOOK = "webhook"
         SLACK = "slack"
         EMAIL = "email"
+        APPRISE = "apprise"  # any service an Apprise URL names (Teams, Telegram, ntfy, ...)
 
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)

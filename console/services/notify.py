@@ -166,6 +166,12 @@ def do_add_channel(*, actor: Actor, name: str, kind: str, target: str, secret: s
         raise NotifyError("a webhook's target is an http(s) URL")
     if kind == Channel.Kind.EMAIL and "@" not in target:
         raise NotifyError("an e-mail channel's target is an address")
+    if kind == Channel.Kind.APPRISE:
+        import apprise  # noqa: PLC0415 - loads its plugins; only channels of this kind need it
+
+        if not apprise.Apprise().add(target):
+            raise NotifyError("Apprise does not understand this URL (see its list of services)")
+        target, secret = f"{target.split('://', 1)[0]}://…", target
     allowed = settings.DLO_NOTIFY_TARGETS
     if allowed and not any(re.fullmatch(pattern, target) for pattern in allowed):
         raise NotifyError(f"{target!r} is not among the targets this site allows (DLO_NOTIFY_TARGETS)")

@@ -179,3 +179,14 @@ def memory_broker_down(admin):
 
     MemoryBroker.named("down-test").down = True
     return do_add_broker(actor=admin, name="down", kind="memory", url="memory://down-test")
+
+
+def test_an_apprise_channel_reaches_its_service_and_keeps_its_url_secret(memory_broker, admin, operator, http):
+    url = http.url.replace("http://", "json://")  # Apprise's JSON service, at the receiver on loopback
+    channel = do_add_channel(actor=admin, name="apprise", kind="apprise", target=url)
+    assert channel.target == "json://…" and channel.secret == url
+    do_subscribe(actor=admin, channel=channel, events=["group.new"], user=operator)
+    store_letter(memory_place(memory_broker), b'{"n": 1}', exception_type="AppriseError")
+    assert send_all() == ["sent"]
+    (message,) = http.json()
+    assert "AppriseError" in message["title"]
