@@ -45,8 +45,8 @@ class RedactionRuleList(APIView):
 
 class RedactionRuleDetail(APIView):
     @extend_schema(request=RedactionRuleSerializer, responses={200: RedactionRuleSerializer, 400: ErrorSerializer})
-    def put(self, request, rule_id: int):
-        rule = generics.get_object_or_404(RedactionRule, pk=rule_id)
+    def put(self, request, redaction_rule_id: int):
+        rule = generics.get_object_or_404(RedactionRule, pk=redaction_rule_id)
         given = RedactionRuleSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
@@ -56,8 +56,8 @@ class RedactionRuleDetail(APIView):
         return Response(RedactionRuleSerializer(rule).data)
 
     @extend_schema(request=None, responses={204: None})
-    def delete(self, request, rule_id: int):
-        do_delete_redaction_rule(generics.get_object_or_404(RedactionRule, pk=rule_id), actor=request.user)
+    def delete(self, request, redaction_rule_id: int):
+        do_delete_redaction_rule(generics.get_object_or_404(RedactionRule, pk=redaction_rule_id), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -61,7 +61,7 @@ def ids(memory_broker, people, operator) -> dict[str, int]:
     rule = do_set_redaction_rule(actor="tests", kind="header", pattern="authorization")
     origin = Origin.objects.get(broker=broker, name=letter.origin_queue)  # made by the letter's capture
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
-            "rule_id": rule.pk, "user_id": operator.pk, "origin_id": origin.pk,
+            "rule_id": rule.pk, "redaction_rule_id": rule.pk, "user_id": operator.pk, "origin_id": origin.pk,
             "fingerprint": letter.fingerprint, "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk}
 
 

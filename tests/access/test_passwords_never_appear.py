@@ -127,7 +127,7 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
     for broker in (mem, rabbit, down):
         place = broker.places.first() or letter.place
         ids = {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
-               "rule_id": rule.pk, "user_id": operator.pk,
+               "rule_id": rule.pk, "redaction_rule_id": rule.pk, "user_id": operator.pk,
                "origin_id": Origin.objects.get(broker=letter.broker, name=letter.origin_queue).pk,
                "channel_id": channel, "fingerprint": letter.fingerprint}
         for role in ROLES:

@@ -72,7 +72,8 @@ def seeded(memory_broker, people):
     fake.queue("orders.dlq")
     rule = do_set_redaction_rule(actor="tests", kind="header", pattern="x-secret")
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": [letter.pk for letter in letters],
-            "job_id": [job.pk, logged.pk], "rule_id": rule.pk, "user_id": people["operator"].pk,
+            "job_id": [job.pk, logged.pk], "rule_id": rule.pk, "redaction_rule_id": rule.pk,
+            "user_id": people["operator"].pk,
             "origin_id": Origin.objects.get(broker=broker, name="orders").pk,
             "fingerprint": letters[0].fingerprint,
             "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk}

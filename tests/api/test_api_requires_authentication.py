@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from console.models import DeadLetter, DeadPlace, Job, Origin
 from console.services.notify import do_add_channel
+from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from tests.api.helpers import dead_message
 
@@ -48,6 +49,7 @@ def existing_ids(capture, operator) -> dict[str, int]:
         "origin_id": Origin.objects.get(broker_id=letter.broker_id, name=letter.origin_queue).pk,
         "rule_id": do_create_rule(actor=operator, name="hold all", action={"kind": "hold"}).pk,
         "fingerprint": letter.fingerprint,
+        "redaction_rule_id": do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk,
         "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
     }
 

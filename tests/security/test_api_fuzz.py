@@ -95,6 +95,7 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
         jobs.append(answer.json()["id"])
     from console.models import DeadLetter, Origin
     from console.services.notify import do_add_channel
+    from console.services.redaction import do_set_redaction_rule
     from console.services.rules import do_create_rule
 
     rule = do_create_rule(actor=operator, name="fuzz seed", action={"kind": "hold"})
@@ -102,6 +103,7 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
     return {"broker_id": [broker.pk], "place_id": [place.pk], "letter_id": letters, "job_id": jobs,
             "origin_id": list(Origin.objects.values_list("pk", flat=True)), "rule_id": [rule.pk],
             "channel_id": [channel.pk],
+            "redaction_rule_id": [do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk],
             "fingerprint": sorted(set(DeadLetter.objects.filter(pk__in=letters).values_list("fingerprint", flat=True)))}
 
 

@@ -57,12 +57,14 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
     job = api.post(f"/api/places/{place.pk}/capture/", {"reason": "a job to name"}, format="json").json()
     from console.models import Origin
     from console.services.notify import do_add_channel
+    from console.services.redaction import do_set_redaction_rule
     from console.services.rules import do_create_rule
 
     letter = store_letter(place)
     ids = {"broker_id": place.broker_id, "place_id": place.pk, "letter_id": letter.pk, "fingerprint": letter.fingerprint,
            "job_id": job["id"], "origin_id": Origin.objects.get().pk,
            "rule_id": do_create_rule(actor="tests", name="a rule to name", action={"kind": "hold"}).pk,
+           "redaction_rule_id": do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk,
            "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/h").pk}
     before = AuditEvent.objects.count()
     checked = []
