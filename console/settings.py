@@ -191,6 +191,12 @@ CELERY_BEAT_SCHEDULE = {
 
 # The Parquet lake of the pipeline: a folder, or any Hadoop-compatible URL (s3a://, hdfs://).
 DLO_LAKE_URL = env_str("DLO_LAKE_URL") or str(BASE_DIR / "var" / "lake")
+# Where the pipeline's Spark runs (console.pipeline.session): a Spark Connect server
+# (sc://host:15002, the web and worker processes then need no Java), else a master URL for a
+# Spark started in the process (default local[*]), with the driver's memory.
+DLO_SPARK_REMOTE = env_str("DLO_SPARK_REMOTE") or ""
+DLO_SPARK_MASTER = env_str("DLO_SPARK_MASTER") or ""
+DLO_SPARK_DRIVER_MEMORY = env_str("DLO_SPARK_DRIVER_MEMORY") or "2g"
 # Retention (console.pipeline.retention): failure records and resolved letters' bodies older
 # than this many days go.
 DLO_RETENTION_DAYS = env_int("DLO_RETENTION_DAYS", 30)

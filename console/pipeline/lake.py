@@ -2,8 +2,9 @@
 
 A lake is a folder at any Hadoop-compatible URL (``/path``, ``file:///path``, ``s3a://bucket/lake``,
 ``hdfs://nn/lake``) with one folder per dataset (see ``console.pipeline.schema``). Listing,
-deleting and renaming go through Hadoop's FileSystem API in the JVM, so the same code serves
-a local folder and an object store.
+every write and the question whether a dataset exists go through Spark itself, so the same
+code serves a local folder and an object store, in this process, on a cluster's driver and
+through Spark Connect.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
@@ -27,30 +29,17 @@ def dataset_path(lake: str, name: str) -> str:
     return f"{lake.rstrip('/')}/{name}"
 
 
-def _fs_and_path(spark: SparkSession, path: str):
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
-
-
 def exists(spark: SparkSession, path: str) -> bool:
-    fs, hadoop_path = _fs_and_path(spark, path)
-    return bool(fs.exists(hadoop_path))
-
-
-def delete(spark: SparkSession, path: str) -> None:
-    fs, hadoop_path = _fs_and_path(spark, path)
-    if fs.exists(hadoop_path):
-        fs.delete(hadoop_path, True)
-
-
-def rename(spark: SparkSession, source: str, target: str) -> None:
-    """Move a folder into place (its parent is made first); the target must not exist."""
-    fs, source_path = _fs_and_path(spark, source)
-    _, target_path = _fs_and_path(spark, target)
-    fs.mkdirs(target_path.getParent())
-    if not fs.rename(source_path, target_path):
-        raise OSError(f"could not rename {source} to {target}")
+    """Whether Spark finds a dataset at ``path``. Asked of Spark itself (its analysis of a read),
+    so it answers the same in this process, on a cluster's driver and through Spark Connect,
+    where no file system API of the JVM is at hand."""
+    try:
+        spark.read.schema("probe int").parquet(path).schema  # noqa: B018 - analysing the read is the question
+    except AnalysisException as exc:
+        if exc.getCondition() == "PATH_NOT_FOUND":
+            return False
+        raise
+    return True
 
 
 def read(spark: SparkSession, lake: str, name: str, schema: StructType) -> DataFrame:

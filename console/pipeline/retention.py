@@ -26,7 +26,6 @@ event per chunk; the lake's erasure with its count once the new files are in pla
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -48,6 +47,8 @@ ACTOR = "pipeline:retention"
 RESOLVED = (LetterState.REPLAYED, LetterState.FAILED, LetterState.PURGED)
 REPLAY_KINDS = (Job.Kind.REPLAY, Job.Kind.EDIT_REPLAY, Job.Kind.ARCHIVE_REPLAY)
 CHUNK = 2000
+# Where a rewrite of the bodies stages what it keeps (inside the lake, beside the datasets).
+STAGING = "_staging/bodies"
 
 
 @dataclass
@@ -191,15 +192,24 @@ def _unarchived_hashes(after: int) -> list[str]:
 
 
 def _rewrite_without(spark: SparkSession, lake: str, hashes: set[str], prefixes: list[str]) -> None:
-    """Write the affected partitions again without ``hashes``, then swap each one into place."""
+    """Write the affected partitions again without ``hashes``.
+
+    What stays is written to a staging folder first (a query cannot overwrite what it reads);
+    then each partition is overwritten from there, an emptied one with no rows, and the staging
+    copy is emptied. Only writes, so the same steps run through Spark Connect. Overwriting a
+    partition clears it before writing it: should a run die in between, that partition's kept
+    bodies are still in the staging folder (``_staging/bodies``), which the next rewrite replaces.
+    """
     root = lakefs.dataset_path(lake, BODIES)
-    staging = lakefs.dataset_path(lake, f"_staging/bodies-{uuid.uuid4().hex}")
+    staging = lakefs.dataset_path(lake, STAGING)
     doomed = spark.createDataFrame([(sha,) for sha in hashes], StructType([StructField("sha256", StringType())]))
     kept = (lakefs.read(spark, lake, BODIES, SCHEMAS[BODIES]).where(F.col("prefix").isin(prefixes))
             .join(doomed, on="sha256", how="left_anti").select(*columns(BODIES)))
-    kept.repartition("prefix").write.mode("overwrite").partitionBy("prefix").parquet(staging)
+    # Static: the whole staging folder is replaced, so no partition of an earlier run survives in it.
+    kept.write.mode("overwrite").option("partitionOverwriteMode", "static").partitionBy("prefix").parquet(staging)
+    data = [name for name in columns(BODIES) if name != "prefix"]
+    staged = lakefs.read(spark, lake, STAGING, SCHEMAS[BODIES])
     for prefix in prefixes:
-        lakefs.delete(spark, f"{root}/prefix={prefix}")
-        if lakefs.exists(spark, f"{staging}/prefix={prefix}"):
-            lakefs.rename(spark, f"{staging}/prefix={prefix}", f"{root}/prefix={prefix}")
-    lakefs.delete(spark, staging)
+        staged.where(F.col("prefix") == prefix).select(*data).write.mode("overwrite").parquet(f"{root}/prefix={prefix}")
+    spark.createDataFrame([], SCHEMAS[BODIES]).write.mode("overwrite").option(
+        "partitionOverwriteMode", "static").partitionBy("prefix").parquet(staging)

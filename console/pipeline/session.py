@@ -1,16 +1,21 @@
 """The one SparkSession the pipeline uses, in whatever process runs it.
 
-Under ``spark-submit`` the master and resources come from the command line; run from
-``manage.py`` or a Celery worker, Spark's own default applies (``local[*]``) unless
-``DLO_SPARK_MASTER`` names another. A session that already exists (the tests' one, or the one
-spark-submit made) is reused as it is.
+Three ways, chosen by the environment:
+
+* ``DLO_SPARK_REMOTE=sc://host:15002``: a Spark Connect session. The process holds only the
+  pure-Python client (gRPC and Arrow); Spark, and Java, run in the Connect server.
+* under ``spark-submit``: the session spark-submit's driver made, with its master and --conf.
+* otherwise Spark starts in this process, ``local[*]`` unless ``DLO_SPARK_MASTER`` names another
+  master, with ``DLO_SPARK_DRIVER_MEMORY`` (default ``2g``).
+
+A session that already exists (the tests' one, or the one spark-submit made) is reused as it is.
 """
 
 from __future__ import annotations
 
 import os
 
-from pyspark import SparkConf, SparkContext
+from django.conf import settings
 from pyspark.sql import SparkSession
 
 # Settings for every run unless spark-submit's --conf gives its own: UTC days, a shuffle sized
@@ -25,31 +30,37 @@ DEFAULTS = {
 }
 
 
-def _submitted_conf() -> SparkConf | None:
-    """spark-submit's settings when it started this driver (its JVM is up: the gateway port is
-    in the environment), so ours do not override its --conf; None when this process starts Spark."""
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        return None
-    SparkContext._ensure_initialized()
-    return SparkConf()
-
-
 def get_spark(app_name: str = "dead-letter-office") -> SparkSession:
-    """The active session, or a new one configured from the environment.
-
-    ``DLO_SPARK_MASTER`` (e.g. ``local[2]``) and ``DLO_SPARK_DRIVER_MEMORY`` (default ``2g``)
-    only matter when this process starts the JVM itself, i.e. outside spark-submit.
-    """
+    """The active session, or a new one configured from the environment."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    if settings.DLO_SPARK_REMOTE:
+        return _connect(settings.DLO_SPARK_REMOTE)
+    return _in_process(app_name)
+
+
+def _connect(url: str) -> SparkSession:
+    """A Spark Connect session; the server keeps its own cluster settings, ours are the session's."""
+    builder = SparkSession.builder.remote(url)
+    for key, value in DEFAULTS.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def _in_process(app_name: str) -> SparkSession:
+    from pyspark import SparkConf, SparkContext
+
+    given = None
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        # spark-submit started this driver (its JVM is up): its --conf wins over ours.
+        SparkContext._ensure_initialized()
+        given = SparkConf()
     builder = SparkSession.builder.appName(app_name)
-    master = os.environ.get("DLO_SPARK_MASTER")
-    if master:
-        builder = builder.master(master)
-    given = _submitted_conf()
+    if settings.DLO_SPARK_MASTER:
+        builder = builder.master(settings.DLO_SPARK_MASTER)
     if given is None:
-        builder = builder.config("spark.driver.memory", os.environ.get("DLO_SPARK_DRIVER_MEMORY", "2g"))
+        builder = builder.config("spark.driver.memory", settings.DLO_SPARK_DRIVER_MEMORY)
         builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in DEFAULTS.items():
         if given is None or not given.contains(key):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -17,6 +18,8 @@ def spark(tmp_path_factory):
 
     from console.pipeline.session import DEFAULTS
 
+    # Loopback only, as every network test here.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # py4j logs at INFO from __del__ after pytest closed its streams.
     logging.getLogger("py4j").setLevel(logging.WARNING)
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
