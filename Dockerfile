@@ -10,8 +10,11 @@
 #       dead-letter-office celery -A console worker -l info
 #   docker run -e DATABASE_URL=... -e SECRET_KEY=... dead-letter-office python manage.py keep
 #
-# The Spark pipeline (archive, groups, retention, replay from the archive) needs Java and
-# PySpark, which the web image does without; build its image with `--target pipeline`:
+# The Spark pipeline (archive, groups, analytics, retention, replay from the archive): the web
+# and worker image holds only Spark Connect's pure-Python client (pyspark-client), no Java, and
+# runs the pipeline's jobs on a Spark Connect server named by DLO_SPARK_REMOTE=sc://host:15002.
+# Where Spark itself runs (spark-submit, a local Spark, a Connect server), Java 17 and the whole
+# PySpark are needed: build that image with `--target pipeline`:
 #   docker build --target pipeline -t dead-letter-office-pipeline .
 #   docker run -e DATABASE_URL=... -e SECRET_KEY=... -e DLO_LAKE_URL=... \
 #       dead-letter-office-pipeline python manage.py pipeline archive
@@ -26,9 +29,11 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /build
 COPY requirements.txt .
 # The test and benchmark tools (pytest, pytest-django, Playwright, DuckDB) stay out of the
-# images; PySpark goes only into the pipeline image.
+# images; the whole PySpark goes only into the pipeline image, the web image has its Connect client
+# (the newest pyspark-client on PyPI; Spark Connect serves older clients).
 RUN grep -vE '^(pytest|pytest-django|playwright|duckdb)==' requirements.txt > runtime-requirements.txt \
     && grep -vE '^pyspark==' runtime-requirements.txt > web-requirements.txt \
+    && echo 'pyspark-client==4.2.0' >> web-requirements.txt \
     && grep -E '^pyspark==' runtime-requirements.txt > pipeline-requirements.txt \
     && pip wheel --wheel-dir /wheels -r web-requirements.txt \
     && pip wheel --wheel-dir /wheels-pipeline -r pipeline-requirements.txt
@@ -85,9 +90,10 @@ USER root
 RUN apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
     && rm -rf /var/lib/apt/lists/*
+# The whole PySpark replaces the Connect client (both are the package "pyspark").
 RUN --mount=type=bind,from=build,source=/wheels-pipeline,target=/wheels \
     --mount=type=bind,from=build,source=/build/pipeline-requirements.txt,target=/tmp/requirements.txt \
-    pip install --no-cache-dir --no-index --find-links=/wheels -r /tmp/requirements.txt
+    pip uninstall -y pyspark-client && pip install --no-cache-dir --no-index --find-links=/wheels -r /tmp/requirements.txt
 USER dlo
 CMD ["python", "manage.py", "pipeline", "archive"]
 

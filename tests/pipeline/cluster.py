@@ -128,3 +128,70 @@ def spark_submit(cluster: StandaloneCluster, package: Path, *job: str, log: Path
     if done.returncode != 0:
         raise AssertionError(f"spark-submit {' '.join(job)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
     return done.stdout
+
+
+class ConnectServer:
+    """A Spark Connect server (``org.apache.spark.sql.connect.service.SparkConnectServer``, in the
+    wheel's jars) on 127.0.0.1, its own Spark ``local[2]``; clients reach it at ``url``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"sc://127.0.0.1:{self.port}"
+
+    def start(self) -> ConnectServer:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        log = (self.folder / "connect.log").open("a")
+        self.process = subprocess.Popen(
+            [str(BIN / "spark-submit"), "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+             "--name", "dlo-tests-connect", "--master", "local[2]", "--driver-memory", "1g",
+             "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+             "--conf", f"spark.connect.grpc.binding.port={self.port}", "--conf", "spark.ui.enabled=false",
+             "spark-internal"],
+            env=spark_env(self.folder), stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
+        deadline = time.monotonic() + WAIT_SECONDS
+        while "Spark Connect server started" not in (self.folder / "connect.log").read_text(errors="replace"):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"Spark Connect server did not start:\n{self.log()}")
+            time.sleep(0.5)
+        return self
+
+    def log(self) -> str:
+        return (self.folder / "connect.log").read_text(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def java_processes_under(pid: int) -> list[int]:
+    """Java processes that descend from ``pid`` (a JVM it started, directly or not)."""
+    parents, java = {}, set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)
+            parents[int(entry)] = int(fields[1].split()[1])
+            if os.path.basename(os.readlink(f"/proc/{entry}/exe")) == "java":
+                java.add(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    found = []
+    for candidate in java:
+        ancestor = parents.get(candidate)
+        while ancestor and ancestor != pid:
+            ancestor = parents.get(ancestor)
+        if ancestor == pid:
+            found.append(candidate)
+    return found
