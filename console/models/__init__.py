@@ -4,6 +4,7 @@ from console.models.access import RoleScope
 from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.broker import Broker
 from console.models.group_work import GroupNote, GroupTriage
+from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
 from console.models.letter import DeadLetter, LetterSearch, LetterState, PendingAck
@@ -15,7 +16,7 @@ from console.models.redaction import RedactionRule
 from console.models.rule import LetterHandling, Rule, RuleVersion
 
 __all__ = [
-    "AuditEvent", "AuditEventPlace", "Broker", "Channel", "Delivery", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupNote", "GroupTriage",
+    "ArrivalCell", "AuditEvent", "AuditEventPlace", "Broker", "BusyName", "Channel", "Delivery", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupNote", "GroupTriage",
     "Job",
-    "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleVersion", "Subscription",
+    "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleVersion", "Subscription",
 ]

@@ -97,3 +97,20 @@ def keyset(sql: str, *, after: int, batch: int = 2000, limit: int | None = None)
         after = rows[-1][0]
         if len(rows) < size:
             return
+
+# What analytics needs of the letters not yet in the lake (see console.pipeline.analytics).
+ANALYTICS_LETTERS_SQL = """
+SELECT l.id, l.fingerprint, l.origin_queue, b.name, NULLIF(l.envelope_details->>'consumer', ''),
+       NULLIF(l.envelope_details->>'host', ''), COALESCE(l.first_failed_at, l.captured_at), l.captured_at, l.parent_id
+FROM console_deadletter l JOIN console_broker b ON b.id = l.broker_id
+WHERE l.id > %s
+ORDER BY l.id LIMIT %s
+"""
+
+# The audit events not yet in the lake that may resolve letters (analytics picks them).
+RESOLVING_EVENTS_SQL = """
+SELECT a.id, a.at, a.action, a.outcome, a.letter_ids
+FROM console_auditevent a
+WHERE a.id > %s AND a.action IN ('replay', 'archive_replay', 'move', 'mark_failed')
+ORDER BY a.id LIMIT %s
+"""

@@ -20,6 +20,13 @@ def groups() -> int:
     return run_groups()
 
 
+@shared_task(name="console.pipeline.analytics")
+def analytics() -> int:
+    from console.pipeline.analytics import run_analytics
+
+    return run_analytics()
+
+
 @shared_task(name="console.pipeline.retention")
 def retention() -> dict:
     from dataclasses import asdict

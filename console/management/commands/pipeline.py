@@ -1,4 +1,4 @@
-"""manage.py pipeline archive|groups|retention|replay: run a pipeline job on Spark.
+"""manage.py pipeline archive|groups|analytics|retention|replay: run a pipeline job on Spark.
 
 Spark runs ``local[*]`` in this process (``DLO_SPARK_MASTER`` to change it); the lake is
 DLO_LAKE_URL (default var/lake) unless ``--lake`` names another. For a cluster, run the same
@@ -14,11 +14,11 @@ from console.models import Job
 
 
 class Command(ActorCommand):
-    help = "Run a pipeline job on Spark: archive, groups, retention or replay (from the archive)."
+    help = "Run a pipeline job on Spark: archive, groups, analytics, retention or replay (from the archive)."
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("job", choices=["archive", "groups", "retention", "replay"])
+        parser.add_argument("job", choices=["archive", "groups", "analytics", "retention", "replay"])
         parser.add_argument("--lake", default=None, help="Lake URL or folder (default: DLO_LAKE_URL)")
         parser.add_argument("--days", type=int, default=None, help="retention: N days (default DLO_RETENTION_DAYS)")
         replay = parser.add_argument_group("replay")
@@ -44,6 +44,10 @@ class Command(ActorCommand):
             from console.pipeline.groups import run_groups
 
             self.stdout.write(f"failure groups (history): {run_groups(options['lake'])}")
+        elif job == "analytics":
+            from console.pipeline.analytics import run_analytics
+
+            self.stdout.write(f"failure analytics: {run_analytics(options['lake'])} letters")
         elif job == "retention":
             from console.pipeline.retention import run_retention
 

@@ -1,0 +1,79 @@
+"""Failure analytics over the whole history, as the pipeline's ``analytics`` job last computed
+them (console.pipeline.analytics): outcomes per failure group, per origin and over all, the
+busiest origins, consumers and hosts, and arrivals by weekday and hour. Each run replaces them."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class OutcomeStat(models.Model):
+    """What became of the letters of one failure group, one origin (broker and subscription),
+    or all of them.
+
+    Resolved: replayed (a replay, a replay from the archive or a move was confirmed) or marked
+    failed, the first such audit event counting. Time to resolution: from the letter's first
+    failure to it, in whole minutes; the median and 90th percentile are the smallest values
+    that half and nine tenths of the resolved letters do not exceed. Came back: a replayed letter
+    that died again (a later letter names it as its parent). A recurrence: a letter that arrived
+    when every earlier letter of its group had been resolved.
+    """
+
+    class Kind(models.TextChoices):
+        GROUP = "group", "failure group"
+        ORIGIN = "origin", "origin"
+        ALL = "all", "all letters"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    fingerprint = models.CharField(max_length=32, blank=True)
+    broker = models.CharField(max_length=200, blank=True)
+    origin = models.CharField(max_length=500, blank=True)
+    letters = models.BigIntegerField()
+    resolved = models.BigIntegerField()
+    replayed = models.BigIntegerField()
+    failed = models.BigIntegerField()
+    came_back = models.BigIntegerField()
+    recurrences = models.BigIntegerField()
+    median_minutes = models.BigIntegerField(null=True)
+    p90_minutes = models.BigIntegerField(null=True)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["kind", "-letters", "fingerprint", "broker", "origin"]
+        indexes = [models.Index(fields=["kind", "-letters"], name="outcome_kind_letters")]
+
+    @property
+    def stayed_away(self) -> int:
+        return self.replayed - self.came_back
+
+
+class BusyName(models.Model):
+    """One of the busiest origins, consumers or hosts: its letters and failure groups."""
+
+    class Kind(models.TextChoices):
+        ORIGIN = "origin", "origin"
+        CONSUMER = "consumer", "consumer"
+        HOST = "host", "host"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=500)
+    broker = models.CharField(max_length=200, blank=True, help_text="For an origin: its broker")
+    letters = models.BigIntegerField()
+    groups = models.BigIntegerField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["kind", "-letters", "name", "broker"]
+
+
+class ArrivalCell(models.Model):
+    """Letters that arrived on one weekday (1 Monday .. 7 Sunday) in one hour (0-23), UTC."""
+
+    weekday = models.PositiveSmallIntegerField()
+    hour = models.PositiveSmallIntegerField()
+    letters = models.BigIntegerField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["weekday", "hour"]
+        constraints = [models.UniqueConstraint(fields=["weekday", "hour"], name="arrival_cell_unique")]
