@@ -33,6 +33,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "inventory": VIEW,
     "groups": VIEW,
     "groups-history": VIEW,
+    "analytics": VIEW,
     "group": VIEW,
     # Deciding about a group (status, owner, tags) and adding a note: an operator's.
     "group-change": ACT,
@@ -99,6 +100,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Failure groups: anyone reads them; deciding about one (status, owner, tags, notes) is an operator's.
     "api-groups": VIEW,
     "api-groups-history": VIEW,
+    "api-analytics": VIEW,
     "api-group": {"GET": VIEW, "*": ACT},
     "api-group-notes": ACT,
     "api-rules": {"GET": VIEW, "*": ACT},

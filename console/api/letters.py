@@ -42,6 +42,11 @@ FILTER_PARAMETERS = [
     OpenApiParameter("q", OpenApiTypes.STR, description="Text contained in the body"),
     OpenApiParameter("since", OpenApiTypes.DATETIME, description="Captured at or after"),
     OpenApiParameter("until", OpenApiTypes.DATETIME, description="Captured before"),
+    OpenApiParameter("consumer", OpenApiTypes.STR, description="Consumer named by framework headers"),
+    OpenApiParameter("host", OpenApiTypes.STR, description="Server named by framework headers"),
+    OpenApiParameter("weekday", OpenApiTypes.INT, description="Arrived on this ISO weekday (1 Monday .. 7), UTC"),
+    OpenApiParameter("hour", OpenApiTypes.INT, description="Arrived in this hour (0-23), UTC"),
+    OpenApiParameter("came_back", OpenApiTypes.BOOL, description="Replayed and died again (true) or not (false)"),
 ]
 
 

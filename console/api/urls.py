@@ -6,7 +6,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from console.access.api import RolePermission
 from console.api import (
-    admin, approvals, audit, brokers, edit_replay, groups, jobs, letters, notifications, places, rules, safeguards,
+    admin, analytics, approvals, audit, brokers, edit_replay, groups, jobs, letters, notifications, places, rules, safeguards,
 )
 
 # drf-spectacular serves its schema to anyone unless told otherwise.
@@ -28,6 +28,7 @@ urlpatterns = [
     path("origins/", safeguards.OriginList.as_view(), name="api-origins"),
     path("origins/<int:origin_id>/close-breaker/", safeguards.OriginCloseBreaker.as_view(),
          name="api-origin-close-breaker"),
+    path("analytics/", analytics.AnalyticsView.as_view(), name="api-analytics"),
     path("groups/", groups.GroupList.as_view(), name="api-groups"),
     path("groups/history/", groups.GroupHistory.as_view(), name="api-groups-history"),
     path("groups/<str:fingerprint>/", groups.GroupDetail.as_view(), name="api-group"),

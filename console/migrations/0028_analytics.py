@@ -53,8 +53,8 @@ class Migration(migrations.Migration):
                 ('failed', models.BigIntegerField()),
                 ('came_back', models.BigIntegerField()),
                 ('recurrences', models.BigIntegerField()),
-                ('median_minutes', models.BigIntegerField(null=True)),
-                ('p90_minutes', models.BigIntegerField(null=True)),
+                ('median_minutes', models.FloatField(null=True)),
+                ('p90_minutes', models.FloatField(null=True)),
                 ('computed_at', models.DateTimeField()),
             ],
             options={

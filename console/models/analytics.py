@@ -13,8 +13,8 @@ class OutcomeStat(models.Model):
 
     Resolved: replayed (a replay, a replay from the archive or a move was confirmed) or marked
     failed, the first such audit event counting. Time to resolution: from the letter's first
-    failure to it, in whole minutes; the median and 90th percentile are the smallest values
-    that half and nine tenths of the resolved letters do not exceed. Came back: a replayed letter
+    failure to it, in whole minutes; the median and 90th percentile interpolate between the
+    nearest resolved letters (PostgreSQL's ``percentile_cont``). Came back: a replayed letter
     that died again (a later letter names it as its parent). A recurrence: a letter that arrived
     when every earlier letter of its group had been resolved.
     """
@@ -34,8 +34,8 @@ class OutcomeStat(models.Model):
     failed = models.BigIntegerField()
     came_back = models.BigIntegerField()
     recurrences = models.BigIntegerField()
-    median_minutes = models.BigIntegerField(null=True)
-    p90_minutes = models.BigIntegerField(null=True)
+    median_minutes = models.FloatField(null=True)
+    p90_minutes = models.FloatField(null=True)
     computed_at = models.DateTimeField()
 
     class Meta:

@@ -7,8 +7,8 @@ for ``groups``. Per failure group, per origin (broker and subscription) and over
   move of the letter (*replayed*), or marked it failed (*failed*); an edited letter's copy is a
   letter of its own;
 * **time to resolution**: from the letter's first failure (else its capture) to that event, in
-  whole minutes; the median and the 90th percentile are discrete (the smallest value that half,
-  nine tenths of the resolved letters do not exceed: PostgreSQL's ``percentile_disc``);
+  whole minutes; its median and 90th percentile interpolate between the two nearest letters
+  (PostgreSQL's ``percentile_cont``);
 * **came back**: a replayed letter that died again (a later letter names it as its parent);
 * **recurrences**: letters that arrived (were captured) when every earlier letter of their
   group had been resolved: the group had been dealt with, and came back.
@@ -18,8 +18,9 @@ arrivals by weekday and hour (UTC).
 
 ``compute_analytics`` is the computation up to the driver (the benchmark runs it on a synthetic
 lake); ``run_analytics`` feeds it and ``store`` replaces the tables of console.models.analytics.
-Percentiles come from a histogram of (key, minutes) made by Spark's hash aggregation and a
-running sum over it, so no key's values are ever held in memory together.
+Percentiles are Spark's exact ``percentile`` over a cube of (group, origin, minutes) with the
+letters of each row as its weight, so each key holds one count per distinct minute, never a
+value per letter.
 """
 
 from __future__ import annotations
@@ -60,9 +61,21 @@ EVENT_INPUT = StructType([
 #: (audit action, outcome) -> what the letters it names became.
 RESOLVING = {("replay", "confirmed"): "replayed", ("archive_replay", "confirmed"): "replayed",
              ("move", "confirmed"): "replayed", ("mark_failed", "failed"): "failed"}
-PERCENTILES = {"median_minutes": 50, "p90_minutes": 90}
+PERCENTILES = {"median_minutes": 0.5, "p90_minutes": 0.9}
 #: Busiest names kept per kind.
 BUSIEST = 20
+#: The three ways outcomes are keyed: by the cube's group number, its origin number, or not.
+KEYINGS = {OutcomeStat.Kind.GROUP: "group", OutcomeStat.Kind.ORIGIN: "origin", OutcomeStat.Kind.ALL: ""}
+#: grouping_id() of each grouping set of (group, origin): a bit set for each column left out.
+GROUPING_SETS = {0b01: OutcomeStat.Kind.GROUP, 0b10: OutcomeStat.Kind.ORIGIN, 0b11: OutcomeStat.Kind.ALL}
+#: Each (fingerprint, broker, origin) of the letters and the numbers the driver gave its group
+#: and its origin.
+KEYS = StructType([
+    StructField("fingerprint", StringType()), StructField("broker", StringType()),
+    StructField("origin_queue", StringType()), StructField("group", LongType()), StructField("origin", LongType()),
+])
+#: What a resolution made of a letter, as a number through the shuffles.
+REPLAYED, FAILED = 1, 2
 #: A moment after every real one: a letter not resolved yet is open "until then".
 NEVER = "9999-12-31 00:00:00"
 
@@ -95,100 +108,127 @@ def custody_frame(spark: SparkSession, sql: str, after: int, schema: StructType)
 
 
 def resolutions(events: DataFrame) -> DataFrame:
-    """Per letter id: when it was first resolved and what it became then."""
-    became = F.lit(None).cast("string")
+    """Per letter id: when it was first resolved and what it became then (REPLAYED or FAILED)."""
+    became = F.lit(None).cast("int")
     for (action, outcome), kind in RESOLVING.items():
-        became = F.when((F.col("action") == action) & (F.col("outcome") == outcome), kind).otherwise(became)
+        code = REPLAYED if kind == "replayed" else FAILED
+        became = F.when((F.col("action") == action) & (F.col("outcome") == outcome), code).otherwise(became)
     named = events.select(F.explode("letter_ids").alias("id"), "at", became.alias("became")).where(
         F.col("became").isNotNull())
     return named.groupBy("id").agg(F.min("at").alias("resolved_at"), F.min_by("became", "at").alias("became"))
 
 
-def per_letter(letters: DataFrame, events: DataFrame) -> DataFrame:
-    """Each letter with its resolution, minutes to it, whether it came back, and whether its
-    arrival was a recurrence of its group."""
-    children = letters.where(F.col("parent_id").isNotNull()).select(
+def per_letter(letters: DataFrame, events: DataFrame, keys: DataFrame) -> DataFrame:
+    """Each letter as numbers only: its group and origin (ids from ``keys``), minutes to its
+    resolution, whether it was replayed or failed, came back, and whether its arrival was a
+    recurrence of its group. Numbers, not names, go through the joins and the window's sort."""
+    narrow = letters.join(F.broadcast(keys), on=["fingerprint", "broker", "origin_queue"]).select(
+        "id", "group", "origin", "failed_at", "arrived_at", "parent_id")
+    children = narrow.where(F.col("parent_id").isNotNull()).select(
         F.col("parent_id").alias("id")).distinct().withColumn("has_child", F.lit(True))
-    joined = letters.join(resolutions(events), on="id", how="left").join(children, on="id", how="left")
+    # Hash joins: neither side is sorted by id (the window sorts by group afterwards anyway).
+    joined = narrow.join(resolutions(events).hint("shuffle_hash"), on="id", how="left").join(
+        children.hint("shuffle_hash"), on="id", how="left")
     minutes = F.greatest(F.lit(0), F.floor((F.unix_seconds("resolved_at") - F.unix_seconds("failed_at")) / 60))
     # The latest moment any earlier letter of the group stayed open until (unresolved: never).
-    earlier = Window.partitionBy("fingerprint").orderBy("arrived_at", "id").rowsBetween(Window.unboundedPreceding, -1)
+    earlier = Window.partitionBy("group").orderBy("arrived_at", "id").rowsBetween(Window.unboundedPreceding, -1)
     open_until = F.max(F.coalesce("resolved_at", F.lit(NEVER).cast("timestamp"))).over(earlier)
     return joined.select(
-        "id", "fingerprint", "origin_queue", "broker", "consumer", "host", "arrived_at",
-        F.when(F.col("resolved_at").isNotNull(), minutes).cast("long").alias("minutes"),
-        (F.col("became") == "replayed").alias("replayed"), (F.col("became") == "failed").alias("failed"),
-        ((F.col("became") == "replayed") & F.col("has_child").isNotNull()).alias("came_back"),
+        "group", "origin", F.when(F.col("resolved_at").isNotNull(), minutes).cast("long").alias("minutes"),
+        (F.col("became") == REPLAYED).alias("replayed"), (F.col("became") == FAILED).alias("failed"),
+        ((F.col("became") == REPLAYED) & F.col("has_child").isNotNull()).alias("came_back"),
         (open_until < F.col("arrived_at")).alias("recurred"),
     )
 
 
-def _counted(frame: DataFrame, keys: list[str]) -> DataFrame:
-    flag = lambda name: F.sum(F.col(name).cast("long"))  # noqa: E731 - a null flag is not counted
-    return frame.groupBy(*keys).agg(
+def outcomes(cube: DataFrame) -> list[dict]:
+    """Per group, per origin and over all (``kind`` and ``key``, the group's or origin's number,
+    0 for all): the counts, and the percentiles of minutes weighted by the cube's letters. One
+    aggregation of the cube by grouping sets, so the cube is computed once."""
+    flag = lambda name: F.sum(F.col(name)).alias(name)  # noqa: E731
+    counted = cube.groupingSets([["group"], ["origin"], []], "group", "origin").agg(
         F.sum("letters").alias("letters"), F.sum(F.when(F.col("minutes").isNotNull(), F.col("letters"))).alias("resolved"),
-        flag("replayed").alias("replayed"), flag("failed").alias("failed"), flag("came_back").alias("came_back"),
-        flag("recurred").alias("recurrences"),
+        flag("replayed"), flag("failed"), flag("came_back"), F.sum("recurred").alias("recurrences"),
+        # Exact, weighted by each (key, minutes) row's letters; null where nothing was resolved.
+        F.percentile("minutes", list(PERCENTILES.values()), F.col("letters")).alias("percentiles"),
+        F.grouping_id().alias("set"),
     )
-
-
-def _percentiles(cube: DataFrame, keys: list[str]) -> DataFrame:
-    """The discrete percentiles of minutes per key, from the histogram in ``cube``."""
-    histogram = cube.where(F.col("minutes").isNotNull()).groupBy(*keys, "minutes").agg(
-        F.sum("letters").alias("n"))
-    running = Window.partitionBy(*keys).orderBy("minutes").rowsBetween(Window.unboundedPreceding, 0)
-    whole = Window.partitionBy(*keys)
-    ranked = histogram.select(*keys, "minutes", F.sum("n").over(running).alias("upto"), F.sum("n").over(whole).alias("all"))
-    return ranked.groupBy(*keys).agg(*[
-        F.min(F.when(F.col("upto") * 100 >= F.col("all") * percent, F.col("minutes"))).alias(name)
-        for name, percent in PERCENTILES.items()
-    ])
-
-
-def compute_analytics(letters: DataFrame, events: DataFrame) -> Analytics:
-    """The whole computation on letters shaped like LETTER_INPUT and events like EVENT_INPUT."""
-    rows = per_letter(letters, events)
-    # One row per group, origin and minutes: every figure but the busiest names comes from it.
-    cube = rows.groupBy("fingerprint", "broker", "origin_queue", "minutes").agg(
-        F.count(F.lit(1)).alias("letters"), *[F.sum(F.col(flag).cast("long")).alias(flag)
-                                              for flag in ("replayed", "failed", "came_back", "recurred")],
-    ).cache()
-    try:
-        outcomes = []
-        for kind, keys in ((OutcomeStat.Kind.GROUP, ["fingerprint"]), (OutcomeStat.Kind.ORIGIN, ["broker", "origin_queue"]),
-                           (OutcomeStat.Kind.ALL, [])):
-            keyed = cube.withColumn("everything", F.lit(1)) if not keys else cube
-            keys = keys or ["everything"]
-            joined = _counted(keyed, keys).join(_percentiles(keyed, keys), on=keys, how="left")
-            for row in joined.collect():
-                outcome = row.asDict()
-                outcome.pop("everything", None)
-                outcome["origin"] = outcome.pop("origin_queue", "")
-                outcomes.append({"kind": kind, **outcome})
-    finally:
-        cube.unpersist()
-    return Analytics(outcomes, busiest(letters), arrivals(letters))
-
-
-def busiest(letters: DataFrame) -> list[dict]:
-    """The BUSIEST origins, consumers and hosts by letters, each with its number of groups."""
     found = []
-    for kind, keys in (("origin", ["broker", "origin_queue"]), ("consumer", ["consumer"]), ("host", ["host"])):
-        named = letters.where(F.col(keys[-1]).isNotNull() & (F.col(keys[-1]) != ""))
-        per_group = named.groupBy(*keys, "fingerprint").agg(F.count(F.lit(1)).alias("n"))
-        top = per_group.groupBy(*keys).agg(F.sum("n").alias("letters"), F.count(F.lit(1)).alias("groups")) \
-            .orderBy(F.desc("letters"), *keys).limit(BUSIEST)
-        for row in top.collect():
-            found.append({"kind": kind, "name": row[keys[-1]], "broker": row["broker"] if kind == "origin" else "",
-                          "letters": row["letters"], "groups": row["groups"]})
+    for row in counted.collect():
+        outcome = row.asDict()
+        kind = GROUPING_SETS[outcome.pop("set")]
+        numbers = {"group": outcome.pop("group"), "origin": outcome.pop("origin"), "": 0}
+        percentiles = outcome.pop("percentiles") or [None] * len(PERCENTILES)
+        found.append({"kind": kind, "key": numbers[KEYINGS[kind]], **outcome, **dict(zip(PERCENTILES, percentiles))})
     return found
 
 
-def arrivals(letters: DataFrame) -> list[dict]:
-    """Letters by ISO weekday (1 Monday) and hour of their arrival, UTC."""
-    weekday = ((F.dayofweek("arrived_at") + 5) % 7 + 1).alias("weekday")  # Spark: 1 is Sunday
-    cells = letters.groupBy(weekday, F.hour("arrived_at").alias("hour")).agg(F.count(F.lit(1)).alias("letters"))
-    return [row.asDict() for row in cells.collect()]
+def compute_analytics(letters: DataFrame, events: DataFrame) -> Analytics:
+    """The whole computation on letters shaped like LETTER_INPUT and events like EVENT_INPUT.
+
+    First one aggregation of the letters by grouping sets gives the busiest names, the arrivals
+    and every (fingerprint, broker, origin) there is, which the driver numbers; then the letters,
+    joined to those numbers, go through the resolutions, the window and into a cube of (group,
+    origin, minutes), from which one more aggregation gives every outcome figure."""
+    letters = letters.withColumns({name: F.coalesce(name, F.lit("")) for name in ("fingerprint", "broker", "origin_queue")})
+    combos, busiest, cells = names_and_arrivals(letters)
+    groups = {fingerprint: number for number, fingerprint in enumerate(sorted({c[2] for c in combos}))}
+    origins = {origin: number for number, origin in enumerate(sorted({c[:2] for c in combos}))}
+    keys = letters.sparkSession.createDataFrame(
+        [(fingerprint, broker, origin, groups[fingerprint], origins[(broker, origin)])
+         for broker, origin, fingerprint in combos], KEYS)
+    cube = per_letter(letters, events, keys).groupBy("group", "origin", "minutes").agg(
+        F.count(F.lit(1)).alias("letters"), *[F.sum(F.col(flag).cast("long")).alias(flag)
+                                              for flag in ("replayed", "failed", "came_back", "recurred")],
+    )
+    by_number = {OutcomeStat.Kind.GROUP: {n: {"fingerprint": fp} for fp, n in groups.items()},
+                 OutcomeStat.Kind.ORIGIN: {n: {"broker": b, "origin": o} for (b, o), n in origins.items()},
+                 OutcomeStat.Kind.ALL: {0: {}}}
+    found = outcomes(cube)
+    for outcome in found:
+        outcome.update(by_number[outcome["kind"]][outcome.pop("key")])
+    return Analytics(found, busiest, cells)
+
+
+def names_and_arrivals(letters: DataFrame) -> tuple[list[tuple], list[dict], list[dict]]:
+    """Every (broker, origin, fingerprint) of the letters; the BUSIEST origins, consumers and
+    hosts by letters, each with its number of groups; and the letters by ISO weekday (1 Monday)
+    and hour of their arrival, UTC. One aggregation by grouping sets, finished on the driver."""
+    weekday = ((F.dayofweek("arrived_at") + 5) % 7 + 1).alias("weekday")  # Spark's 1 is Sunday
+    keyed = letters.select("broker", "origin_queue", "consumer", "host", "fingerprint", weekday,
+                           F.hour("arrived_at").alias("hour"))
+    sets = {"origin": ["broker", "origin_queue", "fingerprint"], "consumer": ["consumer", "fingerprint"],
+            "host": ["host", "fingerprint"], "arrival": ["weekday", "hour"]}
+    columns = ["broker", "origin_queue", "consumer", "host", "fingerprint", "weekday", "hour"]
+    # All seven at once first (a plain hash aggregation, which shrinks the letters to their few
+    # distinct combinations), then the grouping sets over those: each set is a pass over the
+    # combinations, not over the letters.
+    combined = keyed.groupBy(*columns).agg(F.count(F.lit(1)).alias("n"))
+    counted = combined.groupingSets(list(sets.values()), *columns).agg(
+        F.sum("n").alias("n"), F.grouping_id().alias("set"))
+    # grouping_id: a bit per column, the first column highest, set where the column is left out.
+    set_of = {sum(1 << (len(columns) - 1 - i) for i, c in enumerate(columns) if c not in kept): kind
+              for kind, kept in sets.items()}
+    combos, per_name, cells = [], {}, []
+    for row in counted.collect():
+        kind = set_of[row.set]
+        if kind == "arrival":
+            cells.append({"weekday": row.weekday, "hour": row.hour, "letters": row.n})
+            continue
+        if kind == "origin":
+            combos.append((row.broker, row.origin_queue, row.fingerprint))
+        name, broker = (row.origin_queue, row.broker) if kind == "origin" else (row[kind], "")
+        if name:
+            totals = per_name.setdefault((kind, name, broker), [0, 0])
+            totals[0] += row.n
+            totals[1] += 1
+    busiest = []
+    for kind in ("origin", "consumer", "host"):
+        named = sorted((-count, broker, name, groups) for (k, name, broker), (count, groups) in per_name.items()
+                       if k == kind)
+        busiest += [{"kind": kind, "name": name, "broker": broker, "letters": -negative, "groups": groups}
+                    for negative, broker, name, groups in named[:BUSIEST]]
+    return combos, busiest, cells
 
 
 def run_analytics(lake: str | None = None, *, spark: SparkSession | None = None) -> int:

@@ -23,7 +23,12 @@ from console.models.letter import LetterSearch
 FILTER_KEYS = (
     "place", "broker", "state", "origin", "reason", "exception", "fingerprint",
     "header", "header_value", "q", "since", "until",
+    # What the failure analytics link to: the consumer and host framework headers named, the
+    # ISO weekday (1 Monday) and hour the letter arrived (UTC), replayed letters that came back.
+    "consumer", "host", "weekday", "hour", "came_back",
 )
+#: Envelope details a filter may match exactly.
+DETAIL_KEYS = ("consumer", "host")
 
 
 class BytesPosition(Func):
@@ -67,6 +72,12 @@ def _datetime(value: str, name: str) -> datetime:
     if parsed is None:
         raise SelectionError(f"{name} must be an ISO 8601 date and time, got {value!r}")
     return parsed
+
+
+def _number(value: str, name: str, lowest: int, highest: int) -> int:
+    if not value.isdigit() or not lowest <= int(value) <= highest:
+        raise SelectionError(f"{name} must be a whole number from {lowest} to {highest}, got {value!r}")
+    return int(value)
 
 
 def clean_filter(params: dict[str, Any]) -> dict[str, str]:
@@ -119,6 +130,16 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
         may_hold = LetterSearch.objects.filter(Q(text__contains=escaped(needle)) | Q(partial=True),
                                                letter_id=OuterRef("pk"))
         qs = qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
+    for key in DETAIL_KEYS:
+        if key in f:
+            qs = qs.filter(**{f"envelope_details__{key}": f[key]})
+    if "weekday" in f:
+        qs = qs.filter(captured_at__iso_week_day=_number(f["weekday"], "weekday", 1, 7))
+    if "hour" in f:
+        qs = qs.filter(captured_at__hour=_number(f["hour"], "hour", 0, 23))
+    if "came_back" in f:
+        returned = Exists(DeadLetter.objects.filter(parent_id=OuterRef("pk")))
+        qs = qs.filter(returned) if f["came_back"].lower() in ("1", "true", "yes") else qs.exclude(returned)
     if "since" in f:
         qs = qs.filter(captured_at__gte=_datetime(f["since"], "since"))
     if "until" in f:
@@ -128,7 +149,7 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
 
 #: Filters on what a rule may mask: confirmed against the masked letter for a user who sees
 #: masked content (see visible_matches).
-CONTENT_KEYS = ("q", "header_value", "exception")
+CONTENT_KEYS = ("q", "header_value", "exception", *DETAIL_KEYS)
 #: At most this many candidates are confirmed per answer; past them a count is "at least".
 CONFIRM_CAP = 2000
 _CONFIRM_CHUNK = 25  # whole bodies are read to be masked: a few at a time
@@ -174,7 +195,7 @@ def visible_matches(user, params: dict[str, Any], queryset: QuerySet | None = No
     confirmed = []
     for start in range(0, len(ids), _CONFIRM_CHUNK):
         chunk = DeadLetter.objects.filter(id__in=ids[start:start + _CONFIRM_CHUNK]).only(
-            "id", "body", "headers", "exception_type")
+            "id", "body", "headers", "exception_type", "envelope_details")
         confirmed.extend(letter.pk for letter in chunk if _still_matches(redactor, letter, f))
     return Matches(letters.filter(id__in=confirmed), complete, None if complete else ids[-1])
 
@@ -192,6 +213,11 @@ def _still_matches(redactor: Redactor, letter: DeadLetter, asked: dict[str, str]
             return False
     if "exception" in asked and redactor.string(letter.exception_type) != asked["exception"]:
         return False
+    details = [key for key in DETAIL_KEYS if key in asked]
+    if details:
+        shown = redactor.value(letter.envelope_details or {})
+        if any(not isinstance(shown, dict) or shown.get(key) != asked[key] for key in details):
+            return False
     return True
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Sequence
+from typing import Callable, Sequence
 
 from django.utils import timezone
 from django.utils.html import escape
@@ -138,6 +138,97 @@ def line_chart(
                 f'stroke-width="2.5"{dash_attr}/>'
                 f'<text class="legend" x="{lx + 24:.1f}" y="{ly}">{escape(_clip(s.label, fits))}</text>'
             )
+    parts.append("</svg>")
+    return Chart(title, mark_safe("".join(parts)), columns, rows)
+
+
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def heat_map(title: str, counts: dict[tuple[int, int], int], link: Callable[[int, int], str]) -> Chart:
+    """Seven rows (ISO weekdays, Monday first) of 24 hours, each cell shaded by its count and a
+    link (``link(weekday, hour)``) to what it counts; the numbers table has the same grid."""
+    columns = ["Day", *[f"{hour:02d}" for hour in range(24)]]
+    rows = [[WEEKDAYS[day - 1], *[_fmt_number(counts.get((day, hour), 0)) for hour in range(24)]]
+            for day in range(1, 8)]
+    if not any(counts.values()):
+        return Chart(title, _empty_svg(title, 620), columns, [])
+    left, top, cell, gap = 40, 18, 23, 2
+    width, height = left + 24 * cell + 4, top + 7 * cell + 4
+    peak = max(counts.values())
+    parts = [_open_svg(title, width, height)]
+    for hour in range(0, 24, 3):
+        parts.append(f'<text class="axis" x="{left + hour * cell + cell / 2:.1f}" y="{top - 5}" '
+                     f'text-anchor="middle">{hour:02d}</text>')
+    for day in range(1, 8):
+        y = top + (day - 1) * cell
+        parts.append(f'<text class="axis" x="{left - 6}" y="{y + cell / 2 + 4:.1f}" text-anchor="end">'
+                     f"{WEEKDAYS[day - 1]}</text>")
+        for hour in range(24):
+            count = counts.get((day, hour), 0)
+            # Shades of the accent by the share of the busiest cell; an empty cell stays pale.
+            opacity = 0.06 + 0.94 * (count / peak) if count else 0.03
+            label = f"{WEEKDAYS[day - 1]} {hour:02d}:00-{hour:02d}:59 UTC: {_fmt_number(count)} letters"
+            parts.append(
+                f'<a href="{escape(link(day, hour))}" aria-label="{escape(label)}">'
+                f'<rect class="cell" x="{left + hour * cell}" y="{y}" width="{cell - gap}" height="{cell - gap}" '
+                f'fill="{PALETTE[0]}" fill-opacity="{opacity:.2f}"><title>{escape(label)}</title></rect></a>'
+            )
+    parts.append("</svg>")
+    return Chart(title, mark_safe("".join(parts)), columns, rows)
+
+
+@dataclass
+class Bar:
+    """One row of a bar chart: a label, its values (one per series), and where it links."""
+
+    label: str
+    values: list[float | None]
+    href: str = ""
+
+
+def bar_chart(title: str, series: Sequence[str], bars: Sequence[Bar], *, unit: str = "",
+              width: int = 620) -> Chart:
+    """Horizontal bars, one group per label with a bar per series, sharing one axis from zero;
+    each label links where its ``href`` says. A missing value draws no bar."""
+    columns = ["", *series]
+    rows = [[bar.label, *["" if v is None else _fmt_number(v) for v in bar.values]] for bar in bars]
+    values = [v for bar in bars for v in bar.values if v is not None]
+    if not values:
+        return Chart(title, _empty_svg(title, width), columns, [])
+    label_w, right, top, thick = 210, 60, 6, 9
+    row_h = thick * len(series) + 8
+    legend = 20 if len(series) > 1 else 0
+    height = top + row_h * len(bars) + 18 + legend
+    plot_w = width - label_w - right
+    peak = _nice_ceiling(max(values))
+    parts = [_open_svg(title, width, height)]
+    for index, bar in enumerate(bars):
+        y = top + index * row_h
+        text = escape(_clip(bar.label, int((label_w - 10) / LEGEND_CHAR_WIDTH)))
+        label = f'<text class="legend" x="{label_w - 8}" y="{y + row_h / 2 + 2:.1f}" text-anchor="end">{text}' \
+                f"<title>{escape(bar.label)}</title></text>"
+        parts.append(f'<a href="{escape(bar.href)}">{label}</a>' if bar.href else label)
+        for position, value in enumerate(bar.values):
+            if value is None:
+                continue
+            length = max(1.0, value / peak * plot_w)
+            by = y + position * thick
+            what = f"{bar.label}: {series[position]} {_fmt_number(value)}{unit}"
+            parts.append(
+                f'<rect x="{label_w}" y="{by}" width="{length:.1f}" height="{thick - 2}" '
+                f'fill="{PALETTE[position % len(PALETTE)]}"><title>{escape(what)}</title></rect>'
+                f'<text class="axis" x="{label_w + length + 4:.1f}" y="{by + thick - 2}">'
+                f"{escape(_fmt_number(value))}</text>"
+            )
+    axis_y = top + row_h * len(bars) + 12
+    for fraction in (0, 0.5, 1):
+        parts.append(f'<text class="axis" x="{label_w + fraction * plot_w:.1f}" y="{axis_y}" text-anchor="middle">'
+                     f"{escape(_fmt_number(peak * fraction))}{escape(unit)}</text>")
+    for position, name in enumerate(series if legend else []):
+        lx = label_w + position * 150
+        parts.append(f'<rect x="{lx}" y="{axis_y + 8}" width="14" height="8" fill="{PALETTE[position % len(PALETTE)]}"/>'
+                     f'<text class="legend" x="{lx + 20}" y="{axis_y + 16}">{escape(name)}</text>')
     parts.append("</svg>")
     return Chart(title, mark_safe("".join(parts)), columns, rows)
 

@@ -5,7 +5,7 @@ from django.urls import path
 
 from console.security.signin import SignInView
 from console.web.views import (
-    actions, approvals, audit, brokers, group_work, groups, inventory, jobs, keeping, letters, metrics, notifications,
+    actions, analytics, approvals, audit, brokers, group_work, groups, inventory, jobs, keeping, letters, metrics, notifications,
     places, redaction, roles, rules, safeguards, shovel, tokens,
 )
 
@@ -26,6 +26,7 @@ urlpatterns = [
     path("places/<int:place_id>/groups/", groups.group_list, name="place-groups"),
     path("groups/", groups.group_list, name="groups"),
     path("groups/history/", groups.group_history, name="groups-history"),
+    path("analytics/", analytics.analytics, name="analytics"),
     path("groups/<str:fingerprint>/", group_work.group_detail, name="group"),
     path("groups/<str:fingerprint>/change/", group_work.group_change, name="group-change"),
     path("places/<int:place_id>/capture/", inventory.capture, name="place-capture"),

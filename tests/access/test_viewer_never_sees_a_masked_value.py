@@ -15,7 +15,7 @@ import pytest
 from django.utils import timezone
 
 from console.jobs.requests import request_job
-from console.models import FailureGroupHistory, Job, Origin
+from console.models import BusyName, FailureGroupHistory, Job, OutcomeStat, Origin
 from console.services.notify import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from tests.access.test_every_url_by_role import every_url, filled
@@ -69,6 +69,10 @@ def seeded(memory_broker, people):
     FailureGroupHistory.objects.create(
         fingerprint="f" * 32, exception_type="com.shop.Declined", count=1, sample_message=f"card {CARD}",
         first_seen=now, last_seen=now, computed_at=now, consumers=[f"c-{CARD}"], hosts=["pay-1"])
+    figures = dict(letters=1, resolved=0, replayed=0, failed=0, came_back=0, recurrences=0, computed_at=now)
+    OutcomeStat.objects.create(kind="all", **figures)
+    OutcomeStat.objects.create(kind="group", fingerprint="f" * 32, **figures)
+    BusyName.objects.create(kind="consumer", name=f"c-{CARD}", letters=1, groups=1, computed_at=now)
     fake.queue("orders.dlq")
     rule = do_set_redaction_rule(actor="tests", kind="header", pattern="x-secret")
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": [letter.pk for letter in letters],
@@ -118,5 +122,5 @@ def test_the_seeded_values_are_there_for_an_operator(seeded, people, signed_in_a
     operator = signed_in_as(people["operator"])
     shown = "".join(_answer(operator.get(url)) for url in _urls(seeded) if "/export" not in url)
     assert CARD in shown and PAN in shown and ESCAPED_CARD in shown
-    for url in ("/groups/history/", "/approvals/", f"/jobs/{seeded['job_id'][1]}/", "/audit/"):
+    for url in ("/analytics/", "/api/analytics/", "/groups/history/", "/approvals/", f"/jobs/{seeded['job_id'][1]}/", "/audit/"):
         assert CARD in _answer(operator.get(url)), url

@@ -1,5 +1,5 @@
 """With ``DLO_SPARK_REMOTE=sc://127.0.0.1:<port>``, a real ``celery -A console worker`` runs the
-pipeline's archive and groups through a Spark Connect server started from the wheel. The worker
+pipeline's archive, groups and analytics through a Spark Connect server started from the wheel. The worker
 has no Java to start (``JAVA_HOME`` points nowhere) and starts no JVM; the lake it wrote is read
 back with DuckDB and the groups are checked against SQL on the same letters."""
 
@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from console.celery import app
-from console.models import DeadLetter, FailureGroupHistory, LakeWatermark
+from console.models import ArrivalCell, DeadLetter, FailureGroupHistory, LakeWatermark, OutcomeStat
 from tests.pipeline.cluster import ConnectServer, java_processes_under
 from tests.pipeline.test_groups_match_sql import SQL
 from tests.workers import Worker
@@ -34,7 +34,7 @@ def wait_for(condition, what: str, worker: Worker, seconds: float = 180) -> None
         time.sleep(0.5)
 
 
-def test_the_worker_archives_and_groups_through_spark_connect(connect_server, custody, filesystem_transport,
+def test_the_worker_archives_groups_and_analyses_through_spark_connect(connect_server, custody, filesystem_transport,
                                                               tmp_path):
     place = custody.place(custody.broker(), "orders.dlq")
     for i in range(30):
@@ -52,6 +52,8 @@ def test_the_worker_archives_and_groups_through_spark_connect(connect_server, cu
                  "archive through Spark Connect", worker)
         app.send_task("console.pipeline.groups")
         wait_for(FailureGroupHistory.objects.exists, "groups through Spark Connect", worker)
+        app.send_task("console.pipeline.analytics")
+        wait_for(OutcomeStat.objects.exists, "analytics through Spark Connect", worker)
         assert java_processes_under(worker.process.pid) == []
     finally:
         worker.kill()
@@ -66,3 +68,7 @@ def test_the_worker_archives_and_groups_through_spark_connect(connect_server, cu
     stored = {g.fingerprint: (g.count, g.first_seen, g.last_seen, g.origins, sorted(g.consumers), sorted(g.hosts))
               for g in FailureGroupHistory.objects.all()}
     assert stored == expected and len(stored) == 4
+    assert OutcomeStat.objects.get(kind="all").letters == 30
+    assert sum(ArrivalCell.objects.values_list("letters", flat=True)) == 30
+    assert {o.fingerprint: o.letters for o in OutcomeStat.objects.filter(kind="group")} == {
+        fingerprint: figures[0] for fingerprint, figures in expected.items()}

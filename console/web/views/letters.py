@@ -19,9 +19,10 @@ from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES
 from console.services.jobs import JobError
 from console.services.rules import handling_of
+from console.services.selection import SelectionError, clean_filter, visible_matches
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
 from console.web.display import BodyView, body_view, value_rows, x_death_rows
-from console.web.paging import page_after
+from console.web.paging import page_after, page_key
 
 #: A letters list by id shows at most this many ids from the query string.
 MAX_LISTED_IDS = 1000
@@ -106,18 +107,30 @@ def _ids(raw: str) -> list[int]:
 
 @login_required
 def letter_list(request):
-    """Letters named by id (``?ids=1,2,3``) or by an audit event (``?event=7``), in keyset pages."""
-    event = None
+    """Letters named by id (``?ids=1,2,3``), by an audit event (``?event=7``), or by a filter
+    across every place the user may see (``?fingerprint=...&state=replayed``: the keys of
+    console.services.selection, which the analytics page links with), in keyset pages."""
+    event, filters, error, complete = None, clean_filter(request.GET), "", True
+    after = request.GET.get("after")
     if request.GET.get("event", "").isdigit():
         event = get_object_or_404(visible(request.user, AuditEvent.objects.all()), pk=int(request.GET["event"]))
-        letters = DeadLetter.objects.filter(id__in=event.letter_ids)
+        letters = visible(request.user, DeadLetter.objects.filter(id__in=event.letter_ids))
+    elif filters:
+        try:
+            # Content filters count only what the user's masked letters still show (see visible_matches).
+            matches = visible_matches(request.user, filters, visible(request.user, DeadLetter.objects.all()),
+                                      after=page_key(after) if after else None)
+            letters, complete = matches.letters, matches.complete
+        except SelectionError as exc:
+            letters, error = DeadLetter.objects.none(), str(exc)
     else:
-        letters = DeadLetter.objects.filter(id__in=_ids(request.GET.get("ids", "")))
-    letters = visible(request.user, letters)
+        letters = visible(request.user, DeadLetter.objects.filter(id__in=_ids(request.GET.get("ids", ""))))
     head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
-    page = page_after(letters.select_related("place").defer("body").annotate(body_head=head),
-                      request.GET.get("after"))
+    page = page_after(letters.select_related("place").defer("body").annotate(body_head=head), after)
+    if page.next_key is None and not complete:
+        page.next_key = matches.checked_to  # more candidates remain to be confirmed
     for letter in page.rows:
         letter.preview = body_preview(letter.body_head, letter.body_size)
     mask_previews(request.user, page.rows)
-    return render(request, "web/letters.html", {"page": page, "event": event})
+    return render(request, "web/letters.html", {"page": page, "event": event, "filters": filters,
+                                                "filter_error": error})

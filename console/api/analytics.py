@@ -1,0 +1,72 @@
+"""``/api/analytics/``: the failure analytics the analytics page shows (console.services.analytics):
+figures over all letters, per failure group and per origin, the busiest names, arrivals by
+weekday and hour. A user limited to some places gets none (``limited``: true), as on the page."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from console.services.analytics import analytics_for
+
+
+class OutcomeSerializer(serializers.Serializer):
+    fingerprint = serializers.CharField(source="stat.fingerprint", help_text="The failure group (groups only)")
+    exception_type = serializers.CharField(help_text="The group's sample exception (groups only)")
+    broker = serializers.CharField(source="stat.broker", help_text="Broker name (origins only)")
+    origin = serializers.CharField(source="stat.origin", help_text="Origin subscription (origins only)")
+    letters = serializers.IntegerField(source="stat.letters")
+    resolved = serializers.IntegerField(source="stat.resolved", help_text="Replayed (or moved) or marked failed")
+    replayed = serializers.IntegerField(source="stat.replayed")
+    failed = serializers.IntegerField(source="stat.failed")
+    came_back = serializers.IntegerField(source="stat.came_back", help_text="Replayed and died again")
+    stayed_away = serializers.IntegerField(source="stat.stayed_away")
+    recurrences = serializers.IntegerField(source="stat.recurrences",
+                                           help_text="Letters that arrived after their group had all been resolved")
+    median_minutes = serializers.FloatField(source="stat.median_minutes", allow_null=True,
+                                            help_text="Time to resolution from the first failure, median")
+    p90_minutes = serializers.FloatField(source="stat.p90_minutes", allow_null=True)
+    links = serializers.DictField(child=serializers.CharField(), help_text="Per figure, the letters page behind it")
+
+
+class BusySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    broker = serializers.CharField()
+    letters = serializers.IntegerField()
+    groups = serializers.IntegerField()
+    url = serializers.CharField(help_text="The letters page behind it")
+
+
+class ArrivalSerializer(serializers.Serializer):
+    weekday = serializers.IntegerField(help_text="ISO weekday: 1 Monday .. 7 Sunday (UTC)")
+    hour = serializers.IntegerField(help_text="0-23 (UTC)")
+    letters = serializers.IntegerField()
+
+
+class AnalyticsSerializer(serializers.Serializer):
+    limited = serializers.BooleanField(help_text="Your access is limited to some places: nothing is shown")
+    computed_at = serializers.DateTimeField(allow_null=True)
+    overall = OutcomeSerializer(allow_null=True)
+    groups = OutcomeSerializer(many=True)
+    origins = OutcomeSerializer(many=True)
+    busiest = serializers.DictField(child=BusySerializer(many=True), help_text="origin, consumer, host")
+    arrivals = ArrivalSerializer(many=True)
+
+
+class AnalyticsView(APIView):
+    """What became of the letters over the whole history, as the pipeline last computed it."""
+
+    @extend_schema(responses=AnalyticsSerializer)
+    def get(self, request):
+        found = analytics_for(request.user)
+        data = {
+            "limited": found.limited, "computed_at": found.computed_at, "overall": found.overall,
+            "groups": found.groups, "origins": found.origins, "busiest": found.busiest,
+            "arrivals": [{"weekday": day, "hour": hour, "letters": count}
+                         for (day, hour), count in sorted(found.arrivals.items())],
+        }
+        return Response(AnalyticsSerializer(data).data)
+
+

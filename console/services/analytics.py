@@ -1,0 +1,109 @@
+"""Failure analytics as the pipeline's ``analytics`` job last computed them, read for a page or
+the API: the figures over all letters, per failure group and per origin, the busiest names and
+the arrivals grid, with the links to the letters behind each figure.
+
+The pipeline counts over every place at once, so, as for the failure groups of the history, a
+user limited to some places gets none of it. Consumer and host names come from framework
+headers, so a user who sees content masked sees them masked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from console.access.redaction import for_user, mask_envelopes
+from console.access.scope import scope_of
+from console.models import ArrivalCell, Broker, BusyName, FailureGroupHistory, OutcomeStat
+
+#: Groups and origins listed, largest first.
+LISTED = 50
+
+
+def letters_url(**filters) -> str:
+    """The letters page (every place the reader may see) filtered by the keys of
+    console.services.selection; None values are left out."""
+    return reverse("letters") + "?" + urlencode({k: v for k, v in filters.items() if v not in (None, "")})
+
+
+@dataclass
+class Outcome:
+    """One row of figures (console.models.OutcomeStat) with what it is about and its links."""
+
+    stat: OutcomeStat
+    label: str = ""
+    exception_type: str = ""
+    filters: dict = field(default_factory=dict)
+    group_url: str = ""
+
+    def url(self, **more) -> str:
+        return letters_url(**self.filters, **more)
+
+    @property
+    def links(self) -> dict[str, str]:
+        """Per figure, the letters (still in custody) behind it."""
+        return {
+            "letters": self.url(), "resolved": self.url(state="replayed,failed"),
+            "replayed": self.url(state="replayed"), "failed": self.url(state="failed"),
+            "came_back": self.url(state="replayed", came_back="true"),
+            "stayed_away": self.url(state="replayed", came_back="false"),
+            "recurrences": self.group_url or self.url(),
+        }
+
+
+@dataclass
+class Analytics:
+    limited: bool
+    computed_at: datetime | None = None
+    overall: Outcome | None = None
+    groups: list[Outcome] = field(default_factory=list)
+    origins: list[Outcome] = field(default_factory=list)
+    busiest: dict[str, list[dict]] = field(default_factory=dict)
+    arrivals: dict[tuple[int, int], int] = field(default_factory=dict)
+
+
+def analytics_for(user, *, listed: int = LISTED) -> Analytics:
+    if not scope_of(user).unlimited:
+        return Analytics(limited=True)
+    stats = OutcomeStat.objects.all()
+    overall = stats.filter(kind=OutcomeStat.Kind.ALL).first()
+    if overall is None:
+        return Analytics(limited=False)
+    brokers = dict(Broker.objects.values_list("name", "pk"))
+    groups = list(stats.filter(kind=OutcomeStat.Kind.GROUP).order_by("-letters", "fingerprint")[:listed])
+    samples = {g.fingerprint: g for g in FailureGroupHistory.objects.filter(
+        fingerprint__in=[stat.fingerprint for stat in groups])}
+    mask_envelopes(user, samples.values())
+    origins = stats.filter(kind=OutcomeStat.Kind.ORIGIN).order_by("-letters", "broker", "origin")[:listed]
+    return Analytics(
+        limited=False,
+        computed_at=overall.computed_at,
+        overall=Outcome(overall, "all letters"),
+        groups=[Outcome(stat, stat.fingerprint,
+                        getattr(samples.get(stat.fingerprint), "exception_type", "") or "",
+                        {"fingerprint": stat.fingerprint}, reverse("group", args=[stat.fingerprint]))
+                for stat in groups],
+        origins=[Outcome(stat, f"{stat.origin or '(none)'} on {stat.broker}", "",
+                         {"origin": stat.origin, "broker": brokers.get(stat.broker)}) for stat in origins],
+        busiest=_busiest(user, brokers),
+        arrivals={(cell.weekday, cell.hour): cell.letters for cell in ArrivalCell.objects.all()},
+    )
+
+
+def _busiest(user, brokers: dict[str, int]) -> dict[str, list[dict]]:
+    redactor = for_user(user)
+    found: dict[str, list[dict]] = {kind: [] for kind in BusyName.Kind.values}
+    for busy in BusyName.objects.all():
+        name = busy.name
+        if busy.kind == BusyName.Kind.ORIGIN:
+            url = letters_url(origin=name, broker=brokers.get(busy.broker))
+        else:
+            if redactor is not None:
+                name = redactor.string(name)  # from framework headers: content
+            url = letters_url(**{busy.kind: name})
+        found[busy.kind].append({"name": name, "broker": busy.broker, "letters": busy.letters,
+                                 "groups": busy.groups, "url": url})
+    return found
