@@ -126,9 +126,7 @@ def per_letter(letters: DataFrame, events: DataFrame, keys: DataFrame) -> DataFr
         "id", "group", "origin", "failed_at", "arrived_at", "parent_id")
     children = narrow.where(F.col("parent_id").isNotNull()).select(
         F.col("parent_id").alias("id")).distinct().withColumn("has_child", F.lit(True))
-    # Hash joins: neither side is sorted by id (the window sorts by group afterwards anyway).
-    joined = narrow.join(resolutions(events).hint("shuffle_hash"), on="id", how="left").join(
-        children.hint("shuffle_hash"), on="id", how="left")
+    joined = narrow.join(resolutions(events), on="id", how="left").join(children, on="id", how="left")
     minutes = F.greatest(F.lit(0), F.floor((F.unix_seconds("resolved_at") - F.unix_seconds("failed_at")) / 60))
     # The latest moment any earlier letter of the group stayed open until (unresolved: never).
     earlier = Window.partitionBy("group").orderBy("arrived_at", "id").rowsBetween(Window.unboundedPreceding, -1)

@@ -113,3 +113,25 @@ def test_page_and_api_agree_past_the_candidates_one_answer_confirms(letters, mon
     assert listed == readable
     assert count == "At least 3 letters match"  # the first 3 candidates, confirmed
     assert _api_ids(viewer, place=place.pk, q=CARD) == []
+
+
+def test_a_viewer_cannot_find_a_letter_by_a_masked_consumer_or_host(memory_broker, people, signed_in_as):
+    """The analytics link consumers and hosts to the letters page; those names come from
+    framework headers, so a masked one finds nothing for a viewer, by page or API."""
+    do_set_redaction_rule(actor="tests", kind="regex", pattern=r"4111\d{12}")
+    place = memory_place(memory_broker)
+    named = store_letter(place, b"order 12", details={"consumer": f"pay-{CARD}", "host": f"web-{CARD}"})
+    store_letter(place, b"order 13", details={"consumer": "ship", "host": "web-2"})
+    for key in ("consumer", "host"):
+        value = named.envelope_details[key]
+        viewer = signed_in_as(people["viewer"])  # one test client: signed in again for each person
+        assert _api_ids(viewer, **{key: value}) == []
+        assert f'href="/letters/{named.pk}/"' not in viewer.get("/letters/", {key: value}).content.decode()
+        operator = signed_in_as(people["operator"])
+        assert _api_ids(operator, **{key: value}) == [named.pk]
+        assert f'href="/letters/{named.pk}/"' in operator.get("/letters/", {key: value}).content.decode()
+    # What the viewer sees of the name finds it: searching stays useful.
+    viewer = signed_in_as(people["viewer"])
+    assert len(_api_ids(viewer, host="web-2")) == 1
+    refused = viewer.get("/api/letters/", {"weekday": "9"})
+    assert refused.status_code == 400 and "weekday must be a whole number from 1 to 7" in refused.content.decode()

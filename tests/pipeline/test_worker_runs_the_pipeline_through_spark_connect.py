@@ -5,6 +5,7 @@ back with DuckDB and the groups are checked against SQL on the same letters."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import duckdb
@@ -42,6 +43,9 @@ def test_the_worker_archives_groups_and_analyses_through_spark_connect(connect_s
                        message=f"after {i % 4}s", body=f"body {i % 7}".encode(), captured_days_ago=i % 5,
                        details={"consumer": f"c-{i % 3}", "host": f"web-{i % 2}"})
     lake = tmp_path / "lake"
+    # JVMs under this process before the test (the Connect server, a local Spark other tests
+    # started): the test itself must add none.
+    before = set(java_processes_under(os.getpid()))
     worker = Worker(filesystem_transport, tmp_path / "worker.log", DLO_SPARK_REMOTE=connect_server.url,
                     DLO_LAKE_URL=str(lake), JAVA_HOME=str(tmp_path / "no-java-here"))
     worker.start()
@@ -55,6 +59,7 @@ def test_the_worker_archives_groups_and_analyses_through_spark_connect(connect_s
         app.send_task("console.pipeline.analytics")
         wait_for(OutcomeStat.objects.exists, "analytics through Spark Connect", worker)
         assert java_processes_under(worker.process.pid) == []
+        assert set(java_processes_under(os.getpid())) <= before
     finally:
         worker.kill()
 
