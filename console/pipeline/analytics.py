@@ -33,12 +33,12 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType, TimestampType
 
-from console.models import ArrivalCell, BusyName, OutcomeStat
+from console.models import ArrivalCell, BusyName, LetterState, OutcomeStat
 from console.pipeline import lake as lakefs
 from console.pipeline.archive import watermark
 from console.pipeline.schema import AUDIT, LETTERS, SCHEMAS
 from console.pipeline.session import get_spark
-from console.pipeline.source import ANALYTICS_LETTERS_SQL, RESOLVING_EVENTS_SQL, keyset
+from console.pipeline.source import ANALYTICS_LETTERS_SQL, custody_frame
 
 LETTER_INPUT = StructType([
     StructField("id", LongType()),
@@ -59,8 +59,16 @@ EVENT_INPUT = StructType([
     StructField("letter_ids", ArrayType(LongType())),
 ])
 #: (audit action, outcome) -> what the letters it names became.
-RESOLVING = {("replay", "confirmed"): "replayed", ("archive_replay", "confirmed"): "replayed",
-             ("move", "confirmed"): "replayed", ("mark_failed", "failed"): "failed"}
+RESOLVING = {("replay", "confirmed"): LetterState.REPLAYED, ("archive_replay", "confirmed"): LetterState.REPLAYED,
+             ("move", "confirmed"): LetterState.REPLAYED, ("mark_failed", "failed"): LetterState.FAILED}
+RESOLVING_ACTIONS = sorted({action for action, _ in RESOLVING})
+#: The audit events not yet in the lake that may resolve letters.
+RESOLVING_EVENTS_SQL = f"""
+SELECT a.id, a.at, a.action, a.outcome, a.letter_ids
+FROM console_auditevent a
+WHERE a.id > %s AND a.action IN ({", ".join(f"'{action}'" for action in RESOLVING_ACTIONS)})
+ORDER BY a.id LIMIT %s
+"""
 PERCENTILES = {"median_minutes": 0.5, "p90_minutes": 0.9}
 #: Busiest names kept per kind.
 BUSIEST = 20
@@ -76,6 +84,7 @@ KEYS = StructType([
 ])
 #: What a resolution made of a letter, as a number through the shuffles.
 REPLAYED, FAILED = 1, 2
+CODES = {LetterState.REPLAYED: REPLAYED, LetterState.FAILED: FAILED}
 #: A moment after every real one: a letter not resolved yet is open "until then".
 NEVER = "9999-12-31 00:00:00"
 
@@ -98,21 +107,15 @@ def archived_letters(spark: SparkSession, lake: str) -> DataFrame:
 
 def archived_events(spark: SparkSession, lake: str) -> DataFrame:
     audit = lakefs.read(spark, lake, AUDIT, SCHEMAS[AUDIT])
-    return audit.where(F.col("action").isin(sorted({action for action, _ in RESOLVING}))).select(
+    return audit.where(F.col("action").isin(RESOLVING_ACTIONS)).select(
         *EVENT_INPUT.fieldNames())
-
-
-def custody_frame(spark: SparkSession, sql: str, after: int, schema: StructType) -> DataFrame:
-    rows = [row for batch in keyset(sql, after=after, batch=5000) for row in batch]
-    return spark.createDataFrame(rows, schema)
 
 
 def resolutions(events: DataFrame) -> DataFrame:
     """Per letter id: when it was first resolved and what it became then (REPLAYED or FAILED)."""
     became = F.lit(None).cast("int")
-    for (action, outcome), kind in RESOLVING.items():
-        code = REPLAYED if kind == "replayed" else FAILED
-        became = F.when((F.col("action") == action) & (F.col("outcome") == outcome), code).otherwise(became)
+    for (action, outcome), state in RESOLVING.items():
+        became = F.when((F.col("action") == action) & (F.col("outcome") == outcome), CODES[state]).otherwise(became)
     named = events.select(F.explode("letter_ids").alias("id"), "at", became.alias("became")).where(
         F.col("became").isNotNull())
     return named.groupBy("id").agg(F.min("at").alias("resolved_at"), F.min_by("became", "at").alias("became"))

@@ -27,7 +27,7 @@ from console.pipeline import lake as lakefs
 from console.pipeline.archive import watermark
 from console.pipeline.schema import LETTERS, SCHEMAS
 from console.pipeline.session import get_spark
-from console.pipeline.source import GROUP_COLUMNS_SQL, keyset
+from console.pipeline.source import GROUP_COLUMNS_SQL, custody_frame
 
 # The columns the query needs, the same from the lake and from custody. ``captured_day`` is the
 # letter's day partition in the lake, so that finding the groups' first letters reads few files.
@@ -80,12 +80,6 @@ def archived_letters(spark: SparkSession, lake: str) -> DataFrame:
         "consumer", "host", F.coalesce("last_failed_at", "captured_at").alias("seen_at"),
         F.col("day").alias("captured_day"),
     )
-
-
-def custody_letters(spark: SparkSession, after: int) -> DataFrame:
-    """Custody letters above the watermark, read from PostgreSQL."""
-    rows = [row for batch in keyset(GROUP_COLUMNS_SQL, after=after, batch=5000) for row in batch]
-    return spark.createDataFrame(rows, GROUP_INPUT)
 
 
 def fingerprint_summaries(letters: DataFrame) -> DataFrame:
@@ -170,7 +164,8 @@ def run_groups(lake: str | None = None, *, spark: SparkSession | None = None) ->
     """Recompute the failure groups of the whole history; returns how many groups there are."""
     spark = spark or get_spark()
     lake = lakefs.lake_url(lake)
-    history = archived_letters(spark, lake).unionByName(custody_letters(spark, watermark(lake, LETTERS)))
+    unarchived = custody_frame(spark, GROUP_COLUMNS_SQL, watermark(lake, LETTERS), GROUP_INPUT)
+    history = archived_letters(spark, lake).unionByName(unarchived)
     return store(*compute_groups(history))
 
 

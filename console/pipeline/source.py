@@ -12,10 +12,15 @@ the same queries in parallel on the executors.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from django.db import connection
 
 from console.models import Job
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 LETTERS_SQL = """
 SELECT l.id, l.broker_id, p.name, p.scope, l.state, l.state_changed_at, l.message_id, l.captured_at,
@@ -98,6 +103,13 @@ def keyset(sql: str, *, after: int, batch: int = 2000, limit: int | None = None)
         if len(rows) < size:
             return
 
+
+def custody_frame(spark: SparkSession, sql: str, after: int, schema: StructType) -> DataFrame:
+    """The rows of ``sql`` above ``after`` (keyset batches) as a DataFrame of ``schema``."""
+    rows = [row for batch in keyset(sql, after=after, batch=5000) for row in batch]
+    return spark.createDataFrame(rows, schema)
+
+
 # What analytics needs of the letters not yet in the lake (see console.pipeline.analytics).
 ANALYTICS_LETTERS_SQL = """
 SELECT l.id, l.fingerprint, l.origin_queue, b.name, NULLIF(l.envelope_details->>'consumer', ''),
@@ -107,10 +119,3 @@ WHERE l.id > %s
 ORDER BY l.id LIMIT %s
 """
 
-# The audit events not yet in the lake that may resolve letters (analytics picks them).
-RESOLVING_EVENTS_SQL = """
-SELECT a.id, a.at, a.action, a.outcome, a.letter_ids
-FROM console_auditevent a
-WHERE a.id > %s AND a.action IN ('replay', 'archive_replay', 'move', 'mark_failed')
-ORDER BY a.id LIMIT %s
-"""

@@ -112,19 +112,19 @@ def letter_list(request):
     console.services.selection, which the analytics page links with), in keyset pages."""
     event, filters, error, complete = None, clean_filter(request.GET), "", True
     after = request.GET.get("after")
+    letters = visible(request.user, DeadLetter.objects.all())
     if request.GET.get("event", "").isdigit():
         event = get_object_or_404(visible(request.user, AuditEvent.objects.all()), pk=int(request.GET["event"]))
-        letters = visible(request.user, DeadLetter.objects.filter(id__in=event.letter_ids))
+        letters = letters.filter(id__in=event.letter_ids)
     elif filters:
         try:
             # Content filters count only what the user's masked letters still show (see visible_matches).
-            matches = visible_matches(request.user, filters, visible(request.user, DeadLetter.objects.all()),
-                                      after=page_key(after) if after else None)
+            matches = visible_matches(request.user, filters, letters, after=page_key(after) if after else None)
             letters, complete = matches.letters, matches.complete
         except SelectionError as exc:
-            letters, error = DeadLetter.objects.none(), str(exc)
+            letters, error = letters.none(), str(exc)
     else:
-        letters = visible(request.user, DeadLetter.objects.filter(id__in=_ids(request.GET.get("ids", ""))))
+        letters = letters.filter(id__in=_ids(request.GET.get("ids", "")))
     head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
     page = page_after(letters.select_related("place").defer("body").annotate(body_head=head), after)
     if page.next_key is None and not complete:
