@@ -133,9 +133,11 @@ class Rabbit:
         return self.run(depth())
 
     def publish(self, queue: str, count: int, *, prefix: str, window: int = 1000,
-                headers: dict | None = None) -> float:
+                headers: dict | None = None, expiration: float | None = None) -> float:
         """Publish ``count`` persistent messages of BODY_SIZE bytes to ``queue`` with publisher
-        confirms, ``window`` outstanding at a time; returns the seconds it took."""
+        confirms, ``window`` outstanding at a time; returns the seconds it took. With
+        ``expiration`` (seconds) each message expires that long after it reaches the queue's
+        head: 0 dead-letters it at once, as a consumer's rejection would."""
         import aio_pika
 
         async def publish():
@@ -146,7 +148,8 @@ class Rabbit:
                     exchange.publish(
                         aio_pika.Message(body_of(serial), delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
                                          message_id=f"{prefix}-{serial}", content_type="application/json",
-                                         headers={**(headers or {}), "tenant": f"tenant-{serial % 40:02d}"}),
+                                         headers={**(headers or {}), "tenant": f"tenant-{serial % 40:02d}"},
+                                         expiration=expiration),
                         routing_key=queue,
                     )
                     for serial in range(start, min(start + window, count))
@@ -187,6 +190,9 @@ class Rabbit:
             if time.monotonic() > deadline:
                 raise SystemExit(f"the shovel did not finish within {timeout:.0f} s")
             time.sleep(0.02)
+
+    def purge(self, name: str) -> None:
+        self.http.delete(f"/api/queues/{quote(self.vhost, safe='')}/{quote(name, safe='')}/contents").raise_for_status()
 
     def cleanup(self) -> None:
         for path in self.shovels:
