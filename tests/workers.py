@@ -25,6 +25,18 @@ def readers_of(pid: int) -> list[int]:
     """The capture reader processes (console.brokers.capture_process) that ``pid`` started."""
     from console.brokers import capture_process
 
+    return children_running(pid, capture_process.__name__)
+
+
+def publishers_of(pid: int) -> list[int]:
+    """The replay publisher processes (console.brokers.publish_process) that ``pid`` started."""
+    from console.brokers import publish_process
+
+    return children_running(pid, publish_process.__name__)
+
+
+def children_running(pid: int, module: str) -> list[int]:
+    """The processes ``pid`` started that run ``python -m <module>``."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -35,7 +47,7 @@ def readers_of(pid: int) -> list[int]:
                 command = cmdline.read()
         except (OSError, IndexError, ValueError):
             continue
-        if parent == pid and capture_process.__name__.encode() in command:
+        if parent == pid and module.encode() in command:
             found.append(int(entry))
     return found
 

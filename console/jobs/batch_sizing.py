@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from console.brokers import Received
-
 #: The first batch of a capture, before any body has been seen.
 FIRST_BATCH = 8
 
@@ -27,9 +25,8 @@ class BatchSizer:
         """How many to ask for next; ``left`` caps it (a capture's limit)."""
         return self.count if left is None else max(1, min(self.count, left))
 
-    def saw(self, batch: Sequence[Received]) -> Sequence[Received]:
-        """Size the next batch by this one's bodies; returns the batch."""
-        if batch:
-            mean = max(1, sum(len(message.body) for message in batch) // len(batch))
+    def saw(self, body_sizes: Sequence[int]) -> None:
+        """Size the next batch by the sizes of this one's bodies."""
+        if body_sizes:
+            mean = max(1, sum(body_sizes) // len(body_sizes))
             self.count = max(1, min(self.max_count, self.max_bytes // mean))
-        return batch

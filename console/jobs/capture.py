@@ -23,7 +23,15 @@ from console.brokers.capture_process import ChildCapture
 from console.jobs.batch_sizing import BatchSizer
 from console.jobs.control import advance, checkpoint, with_broker_retry
 from console.models import DeadPlace, Job
-from console.services.custody import mark_acked, mark_place_acked, prepare_batch, store_prepared
+from console.services.custody import (
+    PreparedBatch,
+    fixed_columns,
+    mark_acked,
+    mark_place_acked,
+    prepare_batch,
+    store_prepared,
+)
+from console.services.search_rows import fill_later, written_later
 
 
 def run_capture(job: Job, limit: int | None = None) -> str:
@@ -59,7 +67,8 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
     counted again). The job is checked for pause and cancel between batches.
 
     While PostgreSQL stores a batch, a second thread takes the next one from the broker (the
-    prefetch holds three) and makes it ready. Each batch is sized by the bodies of the one
+    prefetch holds three), made ready for custody by the reader process (or by that thread).
+    The letters' search rows are written after the pass (console.services.search_rows). Each batch is sized by the bodies of the one
     before it (BatchSizer). A batch is acknowledged only after its own commit, so a stop at any
     point leaves it on the broker.
 
@@ -71,44 +80,52 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
     sizer = BatchSizer(batch_size, settings.DLO_BATCH_BYTES)
     acked: list[int] = []
 
-    def take(session, worker, in_hand: int) -> tuple[Future | None, Future | None]:
-        """Start taking the next batch from the broker and making it ready, on the worker
-        thread: (taken, ready) futures, the batch and its preparation; an empty batch when the
-        place is empty. (None, None) when the limit or the time is up."""
+    fixed = fixed_columns(place, job)
+
+    def next_ready(session, count: int) -> PreparedBatch:
+        """The next batch, made ready for custody: by the reader process when there is one."""
+        if isinstance(session, ChildCapture):
+            batch = PreparedBatch(*session.next_prepared(count, wait_seconds, fixed))
+        else:
+            batch = prepare_batch(place, session.next_batch(count, wait_seconds=wait_seconds), job)
+        sizer.saw([row["body_size"] for row in batch.rows])
+        return batch
+
+    def take(session, worker, in_hand: int) -> Future | None:
+        """Start taking the next batch and making it ready, on the worker thread; it is empty
+        when the place is. None when the limit or the time is up."""
         left = limit()
         left = None if left is None else left - in_hand
         if (left is not None and left <= 0) or (until is not None and time.monotonic() >= until):
-            return None, None
-        count = sizer.next_count(left)
-        taken = worker.submit(lambda: sizer.saw(session.next_batch(count, wait_seconds=wait_seconds)))
-        return taken, worker.submit(lambda: prepare_batch(place, taken.result(), job))
+            return None
+        return worker.submit(next_ready, session, sizer.next_count(left))
 
-    def batch_of(taken: Future | None) -> list | None:
+    def batch_of(taken: Future | None) -> PreparedBatch | None:
         """The batch a take brought, waiting for it; None when the take did not start."""
         return taken.result() if taken is not None else None
 
     taken: Future | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-take") as worker, \
-            _open_capture(adapter, place, prefetch=3 * batch_size, in_child=in_child) as session:
+            _open_capture(adapter, place, prefetch=3 * batch_size, in_child=in_child) as session, \
+            written_later():
         try:
-            taken, ready = take(session, worker, 0)
+            taken = take(session, worker, 0)
             current = batch_of(taken)
             while current:
                 checkpoint(job)
-                prepared = ready.result()
-                taken, ready = take(session, worker, len(current))
+                taken = take(session, worker, len(current))
                 with transaction.atomic():
                     mark_acked(acked)
-                    result = store_prepared(place, prepared, job=job, actor=job.actor_name, reason=reason)
+                    result = store_prepared(place, current, job=job, actor=job.actor_name, reason=reason)
                     stored(result.counted)
                 # The session is used by one thread at a time: the next batch is in hand
                 # before this one is acknowledged.
                 following = batch_of(taken)
                 acked = []
-                session.ack(current)
+                session.ack(current.items)
                 acked = result.ids
                 if following is None:  # the limit counted this batch whole: look again
-                    taken, ready = take(session, worker, 0)
+                    taken = take(session, worker, 0)
                     following = batch_of(taken)
                 current = following
             return current is not None
@@ -116,6 +133,7 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
             if taken is not None:
                 wait([taken])  # the session closes only once the worker has let go of it
             mark_acked(acked)
+            fill_later()
 
 
 def _open_capture(adapter, place: DeadPlace, *, prefetch: int, in_child: bool) -> CaptureSession:

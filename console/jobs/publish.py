@@ -27,10 +27,10 @@ from django.conf import settings
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
-from console.brokers import Outgoing
+from console.brokers.publication import Publication
 from console.jobs.control import Throttle, advance, checkpoint
 from console.jobs.returns import ReturnWatch
-from console.jobs.senders import Senders, outgoing
+from console.jobs.senders import Senders
 from console.models import DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.custody import replay_id
@@ -48,8 +48,8 @@ class Flying:
     broker_id: int
     origin_queue: str
     replay_id: str
-    headers: dict
-    properties: dict
+    headers: str  # tagged JSON text, as custody keeps it (decoded where it is published)
+    properties: str
     body: bytes
 
 
@@ -217,12 +217,13 @@ def _mark_replaying(job: Job, ids: list[int]) -> list[Flying]:
                                    "job": job.pk, "now": timezone.now(), "ids": ids,
                                    "replay_ids": [replay_id(job.pk, letter_id) for letter_id in ids]})
         rows = cursor.fetchall()
-    return sorted((Flying(row[0], row[1], row[2], row[3], row[4], _json(row[5]), _json(row[6]),
+    return sorted((Flying(row[0], row[1], row[2], row[3], row[4], _text(row[5]), _text(row[6]),
                           bytes(row[7] or b"")) for row in rows), key=lambda letter: letter.id)
 
 
-def _json(value) -> dict:
-    return json.loads(value) if isinstance(value, (str, bytes)) else (value or {})
+def _text(value) -> str:
+    """A JSON column as text (Django's connection hands jsonb over undecoded)."""
+    return value if isinstance(value, str) else json.dumps(value or {})
 
 
 def _action(target: str) -> str:
@@ -237,15 +238,15 @@ def _destination(target: str, letter: Flying) -> str:
 
 def _send(target: str, flight: Flight, senders: Senders, places: PlaceCache) -> None:
     """Hand the flight to the broker(s); letters without a destination are refused here."""
-    by_broker: dict[int, list[Outgoing]] = defaultdict(list)
+    by_broker: dict[int, list[Publication]] = defaultdict(list)
     for letter in flight.letters:
         destination = _destination(target, letter)
         if not destination:
             flight.refused[letter.id] = "origin unknown: move it to a chosen queue instead"
             continue
-        by_broker[letter.broker_id].append(outgoing(
-            letter.id, destination=destination, scope=places.get(letter.place_id).scope, body=letter.body,
-            headers=letter.headers, properties=letter.properties, replay_id=letter.replay_id))
+        by_broker[letter.broker_id].append(Publication(
+            letter.id, destination, places.get(letter.place_id).scope, letter.body, letter.headers,
+            letter.properties, letter.replay_id))
     flight.sending = senders.send(by_broker)
 
 

@@ -1,5 +1,6 @@
 """Publishing for a job on worker threads, so the job's own thread can meanwhile work on
-PostgreSQL (console.jobs.publish overlaps the two).
+PostgreSQL (console.jobs.publish overlaps the two), each connection in a publisher process of
+its own for a job of many letters (console.brokers.publish_process).
 
 A job's ``concurrency`` is the number of connections per broker that publish slices of a
 batch at the same time, each with its own window of confirms. With concurrency 1 a batch goes
@@ -8,45 +9,59 @@ out in order; above 1 the slices interleave, so order across them is not kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from console.brokers import BrokerError, Outgoing
-from console.brokers.values import from_json
+from console.brokers import BrokerError, adapter_class
+from console.brokers.publication import Publication, to_outgoing
+from console.brokers.publish_process import ChildPublisher
 from console.jobs.control import with_broker_retry
 from console.models import Broker, Job
-from console.services.custody import REPLAY_ID_HEADER
+
+#: From this many letters a job publishes through a publisher process per connection
+#: (console.brokers.publish_process); below it, starting one costs more than it saves.
+CHILD_FROM = 500
 
 
-def outgoing(key: int, *, destination: str, scope: str, body: bytes, headers: dict, properties: dict,
-             replay_id: str) -> Outgoing:
-    """A letter as every replay publishes it: its headers and properties as the broker gave
-    them (tagged JSON, console.brokers.values), plus the replay id a consumer can drop
-    duplicates by."""
-    return Outgoing(key=key, destination=destination, scope=scope, body=body,
-                    headers={**from_json(headers), REPLAY_ID_HEADER: replay_id}, properties=from_json(properties))
+class _InProcess:
+    """An adapter publishing in this process (one without a process of its own, or a small job)."""
+
+    def __init__(self, adapter) -> None:
+        self.adapter = adapter
+
+    def publish(self, publications: Sequence[Publication], *, window: int) -> list:
+        return self.adapter.publish([to_outgoing(p) for p in publications], window=window)
+
+    def close(self) -> None:
+        self.adapter.close()
+
+
+def _publisher(broker: Broker, job: Job):
+    if adapter_class(broker.kind).in_process or (job.total or 0) < CHILD_FROM:
+        return _InProcess(broker.adapter())
+    return ChildPublisher(broker.config(), subject=repr(broker.name))
 
 
 @dataclass
 class _Part:
     adapter: object
-    outgoing: list[Outgoing]
+    publications: list[Publication]
     future: Future
 
 
-def publish_confirmed(job: Job, adapter, outgoing: list[Outgoing]) -> tuple[list, dict]:
+def publish_confirmed(job: Job, adapter, publications: list[Publication]) -> tuple[list, dict]:
     """Publish with the broker's confirms, waiting out an outage (status ``waiting``).
 
     Returns the keys the broker confirmed, and the refused ones with the broker's reason.
     """
-    return _split_results(with_broker_retry(job, _publishing(adapter, outgoing)))
+    return _split_results(with_broker_retry(job, _publishing(adapter, publications)))
 
 
-def _publishing(adapter, outgoing: list[Outgoing]) -> Callable[[], list]:
-    return lambda: adapter.publish(outgoing, window=settings.DLO_BATCH_SIZE)
+def _publishing(adapter, publications: list[Publication]) -> Callable[[], list]:
+    return lambda: adapter.publish(publications, window=settings.DLO_BATCH_SIZE)
 
 
 def _split_results(results) -> tuple[list, dict]:
@@ -75,14 +90,14 @@ class Senders:
     def _adapter(self, broker_id: int, slot: int):
         key = (broker_id, slot)
         if key not in self._adapters:
-            self._adapters[key] = Broker.objects.get(pk=broker_id).adapter()
+            self._adapters[key] = _publisher(Broker.objects.get(pk=broker_id), self.job)
         return self._adapters[key]
 
-    def send(self, by_broker: dict[int, list[Outgoing]]) -> list[_Part]:
+    def send(self, by_broker: dict[int, list[Publication]]) -> list[_Part]:
         """Start publishing; the returned handle is for :meth:`wait`."""
         parts = []
-        for broker_id, outgoing in by_broker.items():
-            slices = [outgoing[slot::self.concurrency] for slot in range(self.concurrency)]
+        for broker_id, publications in by_broker.items():
+            slices = [publications[slot::self.concurrency] for slot in range(self.concurrency)]
             for slot, part in enumerate(slice_ for slice_ in slices if slice_):
                 adapter = self._adapter(broker_id, slot)
                 parts.append(_Part(adapter, part, self._pool.submit(_publishing(adapter, part))))
@@ -101,7 +116,7 @@ class Senders:
                 if exc.permanent or not retry:
                     raise
                 # Republished with the same replay ids: duplicates at most, never a loss.
-                ok, not_ok = publish_confirmed(self.job, part.adapter, part.outgoing)
+                ok, not_ok = publish_confirmed(self.job, part.adapter, part.publications)
             confirmed.extend(ok)
             refused.update(not_ok)
         return confirmed, refused

@@ -40,6 +40,13 @@ def reopen_groups() -> list:
     return reopen()
 
 
+@shared_task(name="console.fill_search_rows")
+def fill_search_rows() -> int:
+    from console.services.search_rows import fill_search_rows as fill
+
+    return fill()
+
+
 @shared_task(name="console.sample_places")
 def sample_places() -> int:
     from console.jobs.periodic import sample_places as sample

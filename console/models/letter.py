@@ -161,10 +161,14 @@ class LetterSearch(models.Model):
     headers = models.JSONField(default=dict)
     text = models.TextField()
     partial = models.BooleanField(default=False)
+    #: A placeholder a capture wrote (migration 0029): no text nor headers yet, ``partial``
+    #: set, until console.services.search_rows fills it in after the capture's commit.
+    pending = models.BooleanField(default=False)
 
     class Meta:
         indexes = [
             GinIndex(fields=["headers"], name="letter_search_headers", opclasses=["jsonb_path_ops"]),
             GinIndex(fields=["text"], opclasses=["gin_trgm_ops"], name="letter_search_text"),
             models.Index(fields=["letter"], condition=models.Q(partial=True), name="letter_search_partial"),
+            models.Index(fields=["letter"], condition=models.Q(pending=True), name="letter_search_pending"),
         ]

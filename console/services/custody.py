@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-import json
 import uuid
+from dataclasses import dataclass
 from collections.abc import Sequence
 
 from django.db import connection, transaction
@@ -13,14 +11,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from console.brokers import Received
-from console.brokers.frameworks import enrich
-from console.brokers.values import escape_nul, to_json
+from console.brokers.letter_rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
 from console.models import DeadLetter, DeadPlace, Job, PendingAck, Subscription
 from console.services import audit, safeguards
 from console.services.copy_insert import copy_insert
 from console.services.notify import notify
 
-REPLAY_ID_HEADER = "x-dlo-replay-id"
 _REPLAY_IDS = uuid.UUID("6f1d2a52-8c1e-4c0e-9a43-3d1f0b6c9e70")
 
 
@@ -29,65 +25,6 @@ def replay_id(job_id: int, letter_id: int) -> str:
     run of that job. A letter in custody keeps it across jobs until it is confirmed
     (console.jobs.publish); a replay from the archive is a new intent and uses its own job's."""
     return uuid.uuid5(_REPLAY_IDS, f"{job_id}:{letter_id}").hex
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """A received message with its headers and properties as custody keeps them (JSON text,
-    types tagged), made once for both the custody key and the letter."""
-
-    message: Received
-    headers_json: str
-    properties_json: str
-
-    @classmethod
-    def of(cls, message: Received) -> _Prepared:
-        return cls(message, json.dumps(to_json(message.headers), sort_keys=True),
-                   json.dumps(to_json(message.properties), sort_keys=True))
-
-    @property
-    def key(self) -> str:
-        """Same message, same key: id, properties, headers and body."""
-        digest = hashlib.sha256()
-        digest.update(self.message.message_id.encode("utf-8", "surrogatepass"))
-        digest.update(self.properties_json.encode())
-        digest.update(self.headers_json.encode())
-        digest.update(self.message.body)
-        return digest.hexdigest()
-
-
-def _letter_row(place: DeadPlace, prepared: _Prepared, job: Job | None) -> dict:
-    """The new letter's columns, as ``copy_insert`` writes them. Text from the message that
-    PostgreSQL cannot hold (NUL) is escaped; headers and properties keep it exactly (tagged)."""
-    message = prepared.message
-    env = enrich(message.envelope, message.headers)
-    return {
-        "place_id": place.pk,
-        "broker_id": place.broker_id,
-        "message_id": escape_nul(message.message_id)[:500],
-        "custody_key": prepared.key,
-        "capture_job_id": job.pk if job is not None else None,
-        "origin_address": escape_nul(env.origin_address)[:500],
-        "origin_queue": escape_nul(env.origin_queue)[:500],
-        "routing_key": escape_nul(env.routing_key)[:500],
-        "reason": escape_nul(env.reason)[:50],
-        "death_count": env.death_count,
-        "first_failed_at": env.first_failed_at,
-        "last_failed_at": env.last_failed_at,
-        "exception_type": escape_nul(env.exception_type)[:500],
-        "exception_message": escape_nul(env.exception_message),
-        "exception_stack": escape_nul(env.exception_stack),
-        "fingerprint": env.fingerprint(),
-        "envelope_details": json.dumps(to_json(env.details)),
-        "headers": prepared.headers_json,
-        "properties": prepared.properties_json,
-        "body": message.body,
-        "body_size": len(message.body),
-        "parent_id": None,
-        "replay_count": 0,
-        "quarantined_at": None,
-        "quarantine_reason": "",
-    }
 
 
 @dataclass(frozen=True)
@@ -113,16 +50,24 @@ class Stored:
 @dataclass(frozen=True)
 class PreparedBatch:
     """A batch made ready for custody without touching the database (so a capture can make
-    the next batch ready while PostgreSQL stores this one): each message and the columns of its
-    letter, custody key included."""
+    the next batch ready while PostgreSQL stores this one, or its reader process makes it):
+    each message's arrival and the columns of its letter, custody key included
+    (console.brokers.letter_rows)."""
 
-    items: list[_Prepared]
+    items: list[Arrival]
     rows: list[dict]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def fixed_columns(place: DeadPlace, job: Job | None) -> dict:
+    """The columns every letter of a place's batch shares."""
+    return {"place_id": place.pk, "broker_id": place.broker_id, "capture_job_id": job.pk if job is not None else None}
 
 
 def prepare_batch(place: DeadPlace, batch: Sequence[Received], job: Job | None) -> PreparedBatch:
-    items = [_Prepared.of(m) for m in batch]
-    return PreparedBatch(items, [_letter_row(place, item, job) for item in items])
+    return PreparedBatch(*prepared(batch, fixed_columns(place, job)))
 
 
 def store_captured(
@@ -142,7 +87,7 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
     """
     pending: dict[str, list[int]] = {}
     stored_by: dict[int, int | None] = {}
-    redelivered_keys = {row["custody_key"] for item, row in zip(batch.items, batch.rows) if item.message.redelivered}
+    redelivered_keys = {row["custody_key"] for item, row in zip(batch.items, batch.rows) if item.redelivered}
     if redelivered_keys:
         for letter_id, key, capture_job in (
             PendingAck.objects.filter(place=place, custody_key__in=redelivered_keys)
@@ -152,10 +97,10 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
             pending.setdefault(key, []).append(letter_id)
             stored_by[letter_id] = capture_job
 
-    fresh: list[tuple[dict, _Prepared]] = []
+    fresh: list[tuple[dict, Arrival]] = []
     matched: list[int] = []
     for item, row in zip(batch.items, batch.rows):
-        if item.message.redelivered and pending.get(row["custody_key"]):
+        if item.redelivered and pending.get(row["custody_key"]):
             matched.append(pending[row["custody_key"]].pop(0))
             continue
         fresh.append((row, item))
@@ -178,17 +123,14 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
     return Stored(new_ids, matched, taken_over=sum(1 for i in matched if job_id is None or stored_by[i] != job_id))
 
 
-def _link_returns(fresh: list[tuple[dict, _Prepared]]) -> tuple[dict[int, int], set[int]]:
+def _link_returns(fresh: list[tuple[dict, Arrival]]) -> tuple[dict[int, int], set[int]]:
     """Letters carrying our replay id header point to the letter whose replay they are;
     returns each linked parent's ``replay_count``, and the parents replayed as a try of a
     rule's retry ladder (console.jobs.rules)."""
     by_replay_id: dict[str, list[dict]] = {}
     for row, item in fresh:
-        rid = item.message.headers.get(REPLAY_ID_HEADER)
-        if isinstance(rid, bytes):
-            rid = rid.decode("utf-8", "replace")
-        if rid:
-            by_replay_id.setdefault(str(rid), []).append(row)
+        if item.replay_id:
+            by_replay_id.setdefault(item.replay_id, []).append(row)
     if not by_replay_id:
         return {}, set()
     parents = list(DeadLetter.objects.filter(replay_id__in=list(by_replay_id))

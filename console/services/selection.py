@@ -113,9 +113,12 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
         qs = qs.filter(fingerprint=f["fingerprint"])
     if "header" in f:
         if "header_value" in f:
-            # Through LetterSearch's GIN index on the headers (a copy kept off the letters table).
+            # Through LetterSearch's GIN index on the headers (a copy kept off the letters table);
+            # a letter whose search row is still a placeholder (console.services.search_rows) is
+            # a candidate too, and the letter's own headers decide.
+            wanted = {f["header"]: f["header_value"]}
             qs = qs.filter(Exists(LetterSearch.objects.filter(
-                letter_id=OuterRef("pk"), headers__contains={f["header"]: f["header_value"]})))
+                Q(headers__contains=wanted) | Q(pending=True), letter_id=OuterRef("pk"))), headers__contains=wanted)
         else:
             qs = qs.filter(headers__has_key=f["header"])
     elif "header_value" in f:
@@ -126,7 +129,8 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> 
         # and lets PostgreSQL narrow the search with the trigram index on the escaped bodies
         # (LetterSearch) instead of reading every body; position() then decides exactly
         # (an escaped needle can also match across other bytes' escapes: "200" in "\\200").
-        # A body longer than the text LetterSearch keeps may hold it anyway.
+        # A body longer than the text LetterSearch keeps may hold it anyway, as may one whose
+        # search row is still a placeholder (partial too: console.services.search_rows).
         may_hold = LetterSearch.objects.filter(Q(text__contains=escaped(needle)) | Q(partial=True),
                                                letter_id=OuterRef("pk"))
         qs = qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)

@@ -5,7 +5,7 @@ The selection (day range, origin, exception type, failure group) is frozen with 
 letters watermark, so the job acts on what was archived when it was asked for. The request
 counts the letters per dead place with Spark (console.pipeline.replay), so the scope guard and
 the approval rule see exactly what the job will publish. The job goes partition by partition
-(day, broker, place; letters by id inside) and publishes through the same senders, outgoing
+(day, broker, place; letters by id inside) and publishes through the same senders, publications
 form and confirms as every replay (console.jobs.senders), one audit row per batch and dead
 place. ``cursor`` counts the letters handled in that fixed order, so a resumed job goes on
 where it stopped; a letter's replay id comes from this job and the letter
@@ -18,7 +18,6 @@ whose body retention erased are skipped too.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import date
@@ -29,7 +28,8 @@ from django.db import transaction
 
 from console.jobs.control import Throttle, advance, checkpoint, note
 from console.jobs.kinds.base import JobKind, Params, Plan
-from console.jobs.senders import Senders, outgoing
+from console.brokers.publication import Publication
+from console.jobs.senders import Senders
 from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.custody import replay_id
@@ -131,10 +131,9 @@ def _replay_batch(job: Job, batch: list, senders: Senders, *, cursor: int) -> No
         elif row.broker_id not in known:
             refused[row.id] = "the broker is no longer configured"
         else:
-            by_broker[row.broker_id].append(outgoing(
-                row.id, destination=row.origin_queue, scope=row.place_scope or "", body=bytes(row.body),
-                headers=json.loads(row.headers or "{}"), properties=json.loads(row.properties or "{}"),
-                replay_id=replay_id(job.pk, row.id)))
+            by_broker[row.broker_id].append(Publication(
+                row.id, row.origin_queue, row.place_scope or "", bytes(row.body), row.headers or "{}",
+                row.properties or "{}", replay_id(job.pk, row.id)))
     ok, not_ok = senders.wait(senders.send(by_broker))
     refused.update(not_ok)
     confirmed = set(ok)

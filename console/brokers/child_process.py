@@ -1,0 +1,182 @@
+"""An adapter's work in a child process, driven by the parent over the child's stdin and
+stdout with pickled commands and replies, so that the broker's client (decoding and encoding
+frames) does not share one interpreter lock with the worker preparing and storing letters.
+
+Two kinds of child use it: a capture's reader (console.brokers.capture_process) and a replay's
+publisher (console.brokers.publish_process). The first command opens the child's broker work;
+every reply is ``("ok", value)``, ``("broker_error", message, permanent)`` or
+``("failed", traceback)``. The child exits as soon as its stdin closes, so a parent killed at
+any point takes its child with it, and the broker takes back whatever the child held.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from console.brokers.base import BrokerError
+from console.malloc import give_back_large_blocks
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+#: How long a closing child may take before it is killed.
+CLOSE_SECONDS = 10.0
+
+
+class Child:
+    """The parent's half: a child running ``python -m <module>``, opened by ``first``."""
+
+    #: What the child is, for the messages that say it died ("the capture's reader process").
+    role = "child process"
+
+    def __init__(self, module: str, first: tuple, *, subject: str) -> None:
+        self.subject = subject  # what it works on, for messages
+        self._module, self._first = module, first
+        self._lock = threading.Lock()
+        self._start()
+
+    def _start(self) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", self._module], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+            bufsize=0, cwd=PROJECT_ROOT,  # where ``console`` is importable, whatever the worker's directory
+        )
+        _widen(self._process.stdout)
+        try:
+            self.call(self._first)
+        except BaseException:
+            self._stop()
+            raise
+
+    def restart_if_gone(self) -> None:
+        """A child that died is replaced by a new one, opened the same way (for children that
+        hold nothing between calls)."""
+        if self._process.poll() is not None:
+            self._stop()
+            self._start()
+
+    def call(self, command: tuple) -> Any:
+        with self._lock:
+            try:
+                send(self._process.stdin, command)
+                reply = receive(self._process.stdout)
+            except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+                raise self._died() from None
+        kind, *rest = reply
+        if kind == "ok":
+            return rest[0]
+        if kind == "broker_error":
+            message, permanent = rest
+            raise BrokerError(message, permanent=permanent)
+        raise RuntimeError(f"the {self.role} failed:\n{rest[0]}")
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            try:
+                self.call(("close",))
+            except BrokerError:
+                pass  # a child that is gone has let go of everything already
+        self._stop()
+
+    def _died(self) -> BrokerError:
+        try:
+            code = self._process.wait(2)  # its pipe closed as it died: let it be reaped
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is None:
+            status = "stopped answering"
+        elif code < 0:
+            status = f"was killed (signal {-code})"
+        else:
+            status = f"exited with status {code}"
+        return BrokerError(f"the {self.role} for {self.subject} {status}; {self.after_death}", permanent=False)
+
+    #: What became of the child's work when it died, for the message.
+    after_death = "what it held goes back to the broker"
+
+    def _stop(self) -> None:
+        for pipe in (self._process.stdin, self._process.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+        try:
+            self._process.wait(CLOSE_SECONDS)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+def answer(reply: Callable[[tuple], None], work: Callable[[], Any]) -> None:
+    """Reply with what ``work`` returns, or with the error it raised."""
+    try:
+        value = work()
+    except BrokerError as exc:
+        reply(("broker_error", exc.message, exc.permanent))
+    except Exception:  # noqa: BLE001 - the parent raises it with this traceback
+        reply(("failed", traceback.format_exc()))
+    else:
+        reply(("ok", value))
+
+
+def send(stream: BinaryIO, message: tuple) -> None:
+    """One pickled message, its length first, in as few writes as the pipe allows: each write
+    lets go of the interpreter lock, and getting it back can wait for a busy thread (up to
+    ``sys.getswitchinterval()``), so a batch written in small pieces crawls."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(len(data).to_bytes(8, "big") + data)
+    while view:
+        view = view[stream.write(view):]
+
+
+def receive(stream: BinaryIO) -> tuple:
+    """The next message ``send`` wrote; EOFError when the other end is gone."""
+    size = int.from_bytes(_read_exactly(stream, 8), "big")
+    return pickle.loads(_read_exactly(stream, size))
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytearray:
+    data = bytearray(size)
+    view = memoryview(data)
+    while view:
+        count = stream.readinto(view)
+        if not count:
+            raise EOFError("the other end of the child's pipe is gone")
+        view = view[count:]
+    return data
+
+
+def _widen(stream: BinaryIO) -> None:
+    """A pipe that holds a whole batch, where Linux allows it (1 MiB unprivileged, by default)."""
+    if hasattr(fcntl, "F_SETPIPE_SZ"):
+        try:
+            fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass  # a smaller pipe only means more writes
+
+
+def main(serve: Callable[[Callable[[], tuple], Callable[[tuple], None]], None]) -> None:
+    """The child's side: ``serve(next_command, reply)`` until it returns or stdin closes."""
+    give_back_large_blocks()
+    commands = os.fdopen(0, "rb", buffering=0)
+    replies: BinaryIO = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # stray prints go to stderr, never into the replies
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def listen() -> None:
+        while True:
+            try:
+                inbox.put(receive(commands))
+            except (EOFError, OSError, pickle.UnpicklingError):
+                os._exit(0)  # the parent is gone: the broker takes back what we hold
+
+    threading.Thread(target=listen, name="child-commands", daemon=True).start()
+    serve(inbox.get, lambda message: send(replies, message))
