@@ -33,9 +33,9 @@ Between steps the benchmark waits until the worker and PostgreSQL are quiet (wha
 left to do after it finished is done and measured as "after" CPU, not counted in the rate),
 and after each run it deletes the run's letters and queues and vacuums, so every run starts
 from the same database. CPU per letter is read from ``/proc/<pid>/stat`` (user + system) over
-each job, from its approval until it finished: the worker's processes, the capture's reader
-processes (children of the worker's; their time once they exit), all of PostgreSQL's processes
-and RabbitMQ's (beam.smp).
+each job, from its approval until it finished: the worker's processes, their children (a
+capture's reader process, a replay's publisher processes; their time once they exit), all of
+PostgreSQL's processes and RabbitMQ's (beam.smp).
 
 It prints each run, then per size and kind the median and lowest ratio (job rate / shovel
 rate of the shovel run just before it) against issue 20's targets (median >= 0.5, lowest
@@ -60,7 +60,8 @@ from benchmarks import broker_bench as bench  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
-READER = b"console.brokers.capture_process"
+#: The worker's children: a capture's reader, a replay's publisher.
+CHILDREN = (b"console.brokers.capture_process", b"console.brokers.publish_process")
 MEDIAN_TARGET, LOWEST_TARGET = 0.5, 0.45
 
 
@@ -93,8 +94,9 @@ def _cmdline(pid: int) -> bytes:
 
 
 def cpu_seconds(worker_pid: int) -> dict[str, float]:
-    """CPU seconds so far (user + system) of the worker's processes, its capture readers
-    (the live ones, and those that exited, through their parents' counts of reaped children),
+    """CPU seconds so far (user + system) of the worker's processes, its children (a capture's
+    reader, a replay's publisher: the live ones, and those that exited, through their parents'
+    counts of reaped children),
     PostgreSQL's processes (the server's count of reaped backends included) and RabbitMQ."""
     table = _processes()
     tree, pending = set(), [worker_pid]
@@ -102,16 +104,16 @@ def cpu_seconds(worker_pid: int) -> dict[str, float]:
         pid = pending.pop()
         tree.add(pid)
         pending.extend(child for child, (parent, _, _) in table.items() if parent == pid and child not in tree)
-    ticks = {"worker": 0, "reader": 0, "postgres": 0, "rabbitmq": 0}
+    ticks = {"worker": 0, "child": 0, "postgres": 0, "rabbitmq": 0}
     for pid, (_, name, fields) in table.items():
         own, reaped = int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
         if pid in tree:
-            if READER in _cmdline(pid):
-                ticks["reader"] += own
+            if any(module in _cmdline(pid) for module in CHILDREN):
+                ticks["child"] += own
             else:
                 ticks["worker"] += own
-                if pid != worker_pid:  # the pool's processes reap the readers they started
-                    ticks["reader"] += reaped
+                if pid != worker_pid:  # the pool's processes reap the children they started
+                    ticks["child"] += reaped
         elif name == "postgres":
             ticks["postgres"] += own + reaped
         elif name == "beam.smp":
@@ -127,7 +129,7 @@ def quiet(worker_pid: int, *, seconds: float = 0.5, busy: float = 0.05, timeout:
     while time.monotonic() - started < timeout:
         time.sleep(seconds)
         now = cpu_seconds(worker_pid)
-        used = sum(now[k] - last[k] for k in ("worker", "reader", "postgres"))
+        used = sum(now[k] - last[k] for k in ("worker", "child", "postgres"))
         last = now
         if used < busy * seconds:
             return time.monotonic() - started
@@ -143,7 +145,7 @@ class Console:
         import httpx
 
         self.project = project
-        self.python = str(ROOT / ".venv" / "bin" / "python")
+        self.python = sys.executable
         self.env = {**os.environ, "DATABASE_URL": database_url, "CELERY_BROKER_URL": redis_url,
                     "DEBUG": "false", "SECRET_KEY": "benchmark-only-secret-key",
                     "ALLOWED_HOSTS": "127.0.0.1,localhost", "SECURE_COOKIES": "false",
@@ -330,7 +332,7 @@ def _discover(console: Console, broker: int, name: str) -> int:
 
 def _line(run: Run, measured: dict) -> str:
     cpu = " ".join(f"{k} {v:.0f}" for k, v in run.cpu_us.items())
-    after = sum(run.after_cpu_us[k] for k in ("worker", "reader", "postgres"))
+    after = sum(run.after_cpu_us[k] for k in ("worker", "child", "postgres"))
     return (f"  {run.size:>7,} {run.kind:<7} {run.rate:7,.0f} letters/s  shovel {run.shovel:7,.0f} msg/s  "
             f"ratio {run.ratio:.2f}   CPU µs/letter: {cpu}   after the job: {after:.0f} µs/letter "
             f"({measured['settle_seconds']:.1f} s)")
@@ -338,7 +340,7 @@ def _line(run: Run, measured: dict) -> str:
 
 def summary(runs: list[Run]) -> None:
     print("\nsize     kind     runs  median ratio  lowest   targets (median >= 0.5, lowest >= 0.45)   "
-          "median CPU µs/letter (worker / reader / postgres / rabbitmq; after the job)")
+          "median CPU µs/letter (worker / its child / postgres / rabbitmq; after the job)")
     for size in sorted({r.size for r in runs}):
         for kind in ("capture", "replay"):
             chosen = [r for r in runs if r.size == size and r.kind == kind]
@@ -348,8 +350,8 @@ def summary(runs: list[Run]) -> None:
             median, lowest = statistics.median(ratios), min(ratios)
             met = "met" if median >= MEDIAN_TARGET and lowest >= LOWEST_TARGET else "NOT met"
             cpu = " / ".join(f"{statistics.median(r.cpu_us[k] for r in chosen):.0f}"
-                             for k in ("worker", "reader", "postgres", "rabbitmq"))
-            after = statistics.median(sum(r.after_cpu_us[k] for k in ("worker", "reader", "postgres")) for r in chosen)
+                             for k in ("worker", "child", "postgres", "rabbitmq"))
+            after = statistics.median(sum(r.after_cpu_us[k] for k in ("worker", "child", "postgres")) for r in chosen)
             print(f"{size:>7,}  {kind:<7}  {len(chosen):>4}  {median:12.2f}  {lowest:6.2f}   {met:<42} {cpu}; {after:.0f}")
 
 

@@ -93,8 +93,15 @@ def spring_amqp(h: Mapping[str, Any]) -> Fields | None:
     }
 
 
+def _any_name_starts(h: Mapping[str, Any], prefix: str) -> bool:
+    for name in h:
+        if (name if type(name) is str else str(name)).startswith(prefix):
+            return True
+    return False
+
+
 def spring_kafka(h: Mapping[str, Any]) -> Fields | None:
-    if not any(str(k).startswith("kafka_dlt-") for k in h):
+    if not _any_name_starts(h, "kafka_dlt-"):
         return None
     stack = text(h.get("kafka_dlt-exception-stacktrace"))
     return {
@@ -116,7 +123,7 @@ def spring_kafka(h: Mapping[str, Any]) -> Fields | None:
 
 def kafka_connect(h: Mapping[str, Any]) -> Fields | None:
     prefix = "__connect.errors."
-    if not any(str(k).startswith(prefix) for k in h):
+    if not _any_name_starts(h, prefix):
         return None
 
     def get(name: str) -> str:

@@ -2,6 +2,12 @@
 marks and records letters in PostgreSQL while the child turns them into the broker's messages
 (JSON decoded, frames encoded) and publishes them with confirms, each on its own interpreter
 lock. The worker hands it Publications (plain values) and gets back each letter's outcome.
+
+Publishes are pipelined: the worker hands the child the next batch while the one before is
+still waiting for its confirms, and gets each batch's outcome when it is ready (by ticket). The
+child makes the next batch's messages meanwhile and publishes batches one after the other, in
+the order given, so a batch goes out in order after the one before it.
+
 Killed, or left by its parent, the child takes nothing with it: the letters it had not seen
 confirmed stay ``replaying`` in custody and are published again, with the same replay ids.
 
@@ -10,11 +16,16 @@ confirmed stay ``replaying`` in custody and are published again, with the same r
 
 from __future__ import annotations
 
+import itertools
+import pickle
+import queue
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from console.brokers import child_process
-from console.brokers.base import BrokerConfig, PublishResult
+from console.brokers.base import BrokerConfig, BrokerError, PublishResult
 from console.brokers.publication import Publication, to_outgoing
 
 
@@ -25,18 +36,74 @@ class ChildPublisher(child_process.Child):
     after_death = "what it did not see confirmed is published again"
 
     def __init__(self, config: BrokerConfig, *, subject: str) -> None:
+        self._tickets = itertools.count()
+        self._waiting: dict[int, Future] = {}
+        self._closed: Future | None = None
         super().__init__(__name__, ("open", config), subject=subject)
 
-    def publish(self, publications: Sequence[Publication], *, window: int) -> list[PublishResult]:
-        """As the adapter's ``publish``. A child that died (its publish failed with it, and the
-        job publishes again) is replaced first."""
+    def _start(self) -> None:
+        super()._start()
+        self._closed = Future()
+        threading.Thread(target=self._replies, args=(self._process, self._closed), daemon=True,
+                         name="publisher-replies").start()
+
+    def start(self, publications: Sequence[Publication], *, window: int) -> Future:
+        """Hand the child a batch to publish after those before it; the future gives its
+        results (as the adapter's ``publish``) or raises the broker's error. A child that died
+        (failing what it held) is replaced first."""
         self.restart_if_gone()
-        results = self.call(("publish", [tuple(p) for p in publications], window))
-        return [PublishResult(*result) for result in results]
+        ticket, future = next(self._tickets), Future()
+        self._waiting[ticket] = future
+        try:
+            with self._lock:
+                child_process.send(self._process.stdin, ("publish", ticket, [tuple(p) for p in publications], window))
+        except (OSError, ValueError):
+            self._waiting.pop(ticket, None)
+            future.set_exception(self._died())
+        return future
+
+    def publish(self, publications: Sequence[Publication], *, window: int) -> list[PublishResult]:
+        return self.start(publications, window=window).result()
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            try:
+                with self._lock:
+                    child_process.send(self._process.stdin, ("close",))
+                self._closed.result(child_process.CLOSE_SECONDS)
+            except Exception:  # noqa: BLE001 - a child that is gone has let go of everything already
+                pass
+        self._stop()
+
+    def _replies(self, process, closed: Future) -> None:
+        """The child's replies, each settling the future of its ticket; when the child is gone,
+        every future still waiting fails with why."""
+        try:
+            while True:
+                kind, *rest = child_process.receive(process.stdout)
+                if kind != "ticket":
+                    closed.set_result(None)
+                    return
+                ticket, (outcome, *value) = rest
+                future = self._waiting.pop(ticket)
+                if outcome == "ok":
+                    future.set_result([PublishResult(*result) for result in value[0]])
+                elif outcome == "broker_error":
+                    future.set_exception(BrokerError(value[0], permanent=value[1]))
+                else:
+                    future.set_exception(RuntimeError(f"the {self.role} failed:\n{value[0]}"))
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+            died = self._died()
+            for ticket in list(self._waiting):
+                self._waiting.pop(ticket).set_exception(died)
+            if not closed.done():
+                closed.set_exception(died)
 
 
 def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> None:
-    """The child's half: open the adapter the first command names, then publish until ``close``."""
+    """The child's half: open the adapter the first command names, then publish each batch
+    handed over, in order, on a thread of its own (batches are made into messages as they
+    arrive, while the one before waits for its confirms), until ``close``."""
     from console.brokers import get_adapter
 
     _, config = next_command()
@@ -48,16 +115,38 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
     child_process.answer(reply, open_adapter)
     if "adapter" not in opened:
         return
+    adapter = opened["adapter"]
+    batches: queue.SimpleQueue = queue.SimpleQueue()
 
-    def publish(publications: list[tuple], window: int) -> list[tuple]:
-        results = opened["adapter"].publish([to_outgoing(Publication(*p)) for p in publications], window=window)
-        return [(result.key, result.ok, result.error) for result in results]
+    def publish_in_order() -> None:
+        while (batch := batches.get()) is not None:
+            ticket, messages, window = batch
+            child_process.answer(lambda outcome: reply(("ticket", ticket, outcome)), lambda: [
+                (result.key, result.ok, result.error) for result in adapter.publish(messages(), window=window)])
 
-    with opened["adapter"]:
+    publisher = threading.Thread(target=publish_in_order, name="publish", daemon=True)
+    with adapter:
+        publisher.start()
         while (command := next_command())[0] != "close":
-            kind, *args = command
-            child_process.answer(reply, lambda: publish(*args))
+            _, ticket, publications, window = command
+            batches.put((ticket, _made(publications), window))
+        batches.put(None)
+        publisher.join()
     reply(("ok", None))
+
+
+def _made(publications: list[tuple]) -> Callable[[], list]:
+    """The batch's messages, made now (while the batch before waits for its confirms); what
+    cannot be made fails the batch when its turn comes."""
+    try:
+        messages = [to_outgoing(Publication(*p)) for p in publications]
+    except Exception as exc:  # noqa: BLE001 - raised in the batch's turn, with its traceback
+        failure = exc
+
+        def fail() -> list:
+            raise failure
+        return fail
+    return lambda: messages
 
 
 if __name__ == "__main__":

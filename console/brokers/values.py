@@ -51,7 +51,7 @@ def to_json(value: Any) -> Any:
     if kind is str:
         return value if storable(value) else _tag_str(value)
     if kind is dict:
-        return {_key(k): to_json(v) for k, v in value.items()}
+        return _table_to_json(value)
     if kind is list or kind is tuple:
         return [to_json(v) for v in value]
     if value is None or kind is int or kind is bool:
@@ -78,6 +78,23 @@ def to_json(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     return str(value)
+
+
+def _table_to_json(table: dict) -> dict:
+    """``to_json`` of a dict, with the common case inline (a plain ASCII name, a plain ASCII
+    string or a number): a capture turns every header of every message into JSON."""
+    out = {}
+    for name, value in table.items():
+        if type(name) is not str or not name.isascii() or "\x00" in name or name[:1] == "$":
+            name = _key(name)
+        kind = type(value)
+        if kind is str:
+            out[name] = value if value.isascii() and "\x00" not in value else to_json(value)
+        elif kind is int or kind is bool or value is None:
+            out[name] = value
+        else:
+            out[name] = to_json(value)
+    return out
 
 
 def _tag_str(text: str) -> dict:

@@ -7,8 +7,9 @@ Each batch goes through three steps:
    written in that same transaction.
 
 Batches overlap so that PostgreSQL and the broker work at the same time: while the broker
-confirms one batch, this thread records the batch before it, and a second thread (with a
-PostgreSQL connection of its own) marks the one after it. So at most two batches are published
+confirms one batch, the next one is already handed to the publisher (a publisher process
+publishes it right behind), this thread records the batch before, and a second thread (with
+a PostgreSQL connection of its own) marks the one after. So at most two batches are published
 but not yet recorded; a crash leaves them ``replaying`` under this job (with the batch marked
 but not sent), and resuming publishes them again with the same replay ids (at most
 2 x DLO_BATCH_SIZE duplicates, each carrying the replay id of its letter, so a consumer can
@@ -79,16 +80,20 @@ def run_publish(job: Job, pace) -> str:
                           in_air=sum(len(flight.letters) for flight in in_air if flight is not None))
 
     with Senders(job, pace.concurrency) as senders, Taker(job) as taker:
+        sent: Flight | None = None  # sent behind the flight before it, not recorded yet
         try:
             while True:
                 checkpoint(job)
                 taker.start(room(flying))
                 marked = taker.result()
-                results = senders.wait(flying.sending) if flying is not None else None
-                landing, flying = flying, None
                 if marked is not None:
+                    # Out now, behind the flight still waiting for its confirms (a publisher
+                    # process publishes it as soon as that one is through).
                     _send(target, marked, senders, places)
-                    flying, marked = marked, None
+                    sent, marked = marked, None
+                results = senders.wait(flying.sending) if flying is not None else None
+                landing, flying, sent = flying, sent, None
+                if flying is not None:
                     taker.start(room(flying, landing))  # marked while the landing is recorded
                 if landing is not None:
                     _record_outcome(job, target, landing, results, places)
@@ -101,7 +106,7 @@ def run_publish(job: Job, pace) -> str:
                 else:
                     watch.judge_canary()
         except BaseException:
-            _land_after_stop(job, target, [marked, taker.abandon()], flying, senders, places)
+            _land_after_stop(job, target, [marked, taker.abandon()], [flying, sent], senders, places)
             raise
     verb = f"moved to {target}" if target else "replayed"
     return f"{job.done} letters {verb}, {job.failed} not confirmed, {job.skipped} skipped{watch.summary()}"
@@ -287,11 +292,13 @@ def _back_to_held(job: Job, ids: list[int]) -> None:
         state=LetterState.HELD, state_changed_at=timezone.now())
 
 
-def _land_after_stop(job: Job, target: str, unsent: list[Flight | None], flying: Flight | None,
+def _land_after_stop(job: Job, target: str, unsent: list[Flight | None], in_air: list[Flight | None],
                      senders: Senders, places: PlaceCache) -> None:
     """The loop is stopping: record what the broker confirmed, hand back what it did not and
     what was marked but never sent."""
-    if flying is not None:
+    for flying in in_air:
+        if flying is None:
+            continue
         try:
             _record_outcome(job, target, flying, senders.wait(flying.sending, retry=False), places)
         except Exception:

@@ -9,7 +9,7 @@ out in order; above 1 the slices interleave, so order across them is not kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -27,10 +27,15 @@ CHILD_FROM = 500
 
 
 class _InProcess:
-    """An adapter publishing in this process (one without a process of its own, or a small job)."""
+    """An adapter publishing in this process (one without a process of its own, or a small
+    job), on the Senders' threads."""
 
-    def __init__(self, adapter) -> None:
+    def __init__(self, adapter, pool: ThreadPoolExecutor) -> None:
         self.adapter = adapter
+        self.pool = pool
+
+    def start(self, publications: Sequence[Publication], *, window: int) -> Future:
+        return self.pool.submit(self.publish, publications, window=window)
 
     def publish(self, publications: Sequence[Publication], *, window: int) -> list:
         return self.adapter.publish([to_outgoing(p) for p in publications], window=window)
@@ -39,9 +44,11 @@ class _InProcess:
         self.adapter.close()
 
 
-def _publisher(broker: Broker, job: Job):
+def _publisher(broker: Broker, job: Job, pool: ThreadPoolExecutor):
+    """How the job publishes to ``broker``: through a publisher process (ChildPublisher), whose
+    batches are pipelined, or in this process."""
     if adapter_class(broker.kind).in_process or (job.total or 0) < CHILD_FROM:
-        return _InProcess(broker.adapter())
+        return _InProcess(broker.adapter(), pool)
     return ChildPublisher(broker.config(), subject=repr(broker.name))
 
 
@@ -57,11 +64,8 @@ def publish_confirmed(job: Job, adapter, publications: list[Publication]) -> tup
 
     Returns the keys the broker confirmed, and the refused ones with the broker's reason.
     """
-    return _split_results(with_broker_retry(job, _publishing(adapter, publications)))
-
-
-def _publishing(adapter, publications: list[Publication]) -> Callable[[], list]:
-    return lambda: adapter.publish(publications, window=settings.DLO_BATCH_SIZE)
+    return _split_results(with_broker_retry(
+        job, lambda: adapter.publish(publications, window=settings.DLO_BATCH_SIZE)))
 
 
 def _split_results(results) -> tuple[list, dict]:
@@ -90,7 +94,7 @@ class Senders:
     def _adapter(self, broker_id: int, slot: int):
         key = (broker_id, slot)
         if key not in self._adapters:
-            self._adapters[key] = _publisher(Broker.objects.get(pk=broker_id), self.job)
+            self._adapters[key] = _publisher(Broker.objects.get(pk=broker_id), self.job, self._pool)
         return self._adapters[key]
 
     def send(self, by_broker: dict[int, list[Publication]]) -> list[_Part]:
@@ -100,7 +104,7 @@ class Senders:
             slices = [publications[slot::self.concurrency] for slot in range(self.concurrency)]
             for slot, part in enumerate(slice_ for slice_ in slices if slice_):
                 adapter = self._adapter(broker_id, slot)
-                parts.append(_Part(adapter, part, self._pool.submit(_publishing(adapter, part))))
+                parts.append(_Part(adapter, part, adapter.start(part, window=settings.DLO_BATCH_SIZE)))
         return parts
 
     def wait(self, sending: list[_Part] | None, *, retry: bool = True) -> tuple[list, dict]:

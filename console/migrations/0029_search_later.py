@@ -46,9 +46,10 @@ LANGUAGE sql AS $$
         SELECT letter_id FROM console_lettersearch WHERE pending AND letter_id > after ORDER BY letter_id
          LIMIT batch FOR UPDATE SKIP LOCKED
     ), filled AS (
+        -- By primary key, row by row: a join with ``taken`` hashed the whole table each time.
         UPDATE console_lettersearch AS s SET (headers, text, partial, pending) = ({search_row("d")}, false)
-          FROM taken AS t JOIN console_deadletter AS d ON d.id = t.letter_id
-         WHERE s.letter_id = t.letter_id
+          FROM console_deadletter AS d
+         WHERE s.letter_id = ANY (ARRAY(SELECT letter_id FROM taken)) AND d.id = s.letter_id
         RETURNING 1
     ), gone AS (
         DELETE FROM console_lettersearch AS s USING taken AS t
