@@ -21,8 +21,10 @@ Each run of a size, in turn:
 2. N messages published to an origin queue whose dead-letter exchange routes to its DLQ, each
    expiring at once (``expiration`` 0: a real ``x-death``, reason ``expired``); not timed;
 3. the capture: ``POST /api/places/{id}/capture/``, approved by the second operator
-   (``POST /api/jobs/{id}/approve/``), then ``GET /api/jobs/{id}/`` every 20 ms until it has
-   finished; timed from the approval's answer to the poll that sees it finished. It must have
+   (``POST /api/jobs/{id}/approve/``), then ``GET /api/jobs/{id}/`` every ``--poll`` seconds
+   (0.1) until it has finished; timed from the approval's answer to the poll that sees it
+   finished (each look costs the web process and PostgreSQL a few milliseconds of the two
+   cores the job runs on, so looking far more often slows the job it times). It must have
    taken N letters and left the DLQ empty;
 4. the shovel again;
 5. the replay of those letters to their origin: ``POST /api/jobs/`` (action replay, filter: the
@@ -141,9 +143,11 @@ def quiet(worker_pid: int, *, seconds: float = 0.5, busy: float = 0.05, timeout:
 class Console:
     """gunicorn and a Celery worker from ``project``, on ``database_url`` and Redis."""
 
-    def __init__(self, project: Path, database_url: str, redis_url: str, port: int, log: Path) -> None:
+    def __init__(self, project: Path, database_url: str, redis_url: str, port: int, log: Path,
+                 poll: float = 0.1) -> None:
         import httpx
 
+        self.poll = poll
         self.project = project
         self.python = sys.executable
         self.env = {**os.environ, "DATABASE_URL": database_url, "CELERY_BROKER_URL": redis_url,
@@ -209,15 +213,22 @@ class Console:
             job = self.call("operator", "GET", f"/api/jobs/{job['id']}/")
             if job["finished_at"]:
                 break
-            time.sleep(0.02)
+            time.sleep(self.poll)
         seconds, after = time.perf_counter() - started, cpu_seconds(worker_pid)
+        ran = (_parse(job["finished_at"]) - _parse(job["started_at"])).total_seconds()
         if job["status"] != "succeeded" or job["done"] != count:
             raise SystemExit(f"job {job['id']} {job['status']}, done {job['done']} of {count}: {job['error']}")
         settled = quiet(worker_pid)
         later = cpu_seconds(worker_pid)
-        return {"seconds": seconds, "rate": count / seconds, "settle_seconds": settled,
+        return {"seconds": seconds, "rate": count / seconds, "settle_seconds": settled, "ran_seconds": ran,
                 "cpu_us": {k: (after[k] - before[k]) / count * 1e6 for k in after},
                 "after_cpu_us": {k: (later[k] - after[k]) / count * 1e6 for k in later}}
+
+
+def _parse(stamp: str):
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def bench_harness_create_database(url: str) -> None:
@@ -334,8 +345,8 @@ def _line(run: Run, measured: dict) -> str:
     cpu = " ".join(f"{k} {v:.0f}" for k, v in run.cpu_us.items())
     after = sum(run.after_cpu_us[k] for k in ("worker", "child", "postgres"))
     return (f"  {run.size:>7,} {run.kind:<7} {run.rate:7,.0f} letters/s  shovel {run.shovel:7,.0f} msg/s  "
-            f"ratio {run.ratio:.2f}   CPU µs/letter: {cpu}   after the job: {after:.0f} µs/letter "
-            f"({measured['settle_seconds']:.1f} s)")
+            f"ratio {run.ratio:.2f}   {run.size / run.rate:.2f} s, {measured['ran_seconds']:.2f} s of it in the "
+            f"worker   CPU µs/letter: {cpu}   after the job: {after:.0f} µs/letter ({measured['settle_seconds']:.1f} s)")
 
 
 def summary(runs: list[Run]) -> None:
@@ -363,11 +374,12 @@ def main() -> None:
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/dlo_bench20")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/9")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--poll", type=float, default=0.1, help="seconds between two looks at a running job")
     args = parser.parse_args()
     if args.project != ROOT and not (args.project / "benchmarks" / "harness.py").exists():
         raise SystemExit(f"{args.project} has no benchmarks/harness.py (copy this checkout's benchmarks/ there)")
     log = Path("/tmp") / f"api_vs_shovel.{os.getpid()}.log"
-    console = Console(args.project.resolve(), args.database_url, args.redis, args.port, log)
+    console = Console(args.project.resolve(), args.database_url, args.redis, args.port, log, poll=args.poll)
     rabbit = bench.Rabbit()
     worker = console.start()
     print(f"console from {args.project.resolve()} (commit {_commit(args.project)}) on {console.base}, "

@@ -7,6 +7,7 @@ class ConsoleConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        import console.celery  # noqa: F401 - the Celery app every task and send_task uses
         from console.access.signals import connect
 
         connect(self)

@@ -154,6 +154,10 @@ class Adapter:
     can_move_server_side: ClassVar[bool] = False
     #: Letters can be published to a chosen destination, not just their origin.
     can_move_to_destination: ClassVar[bool] = True
+    #: ``publish`` may be called from several threads at once; the messages of the call made
+    #: first go out first (a replay's publisher process then overlaps one batch's confirms
+    #: with the next batch's publishes).
+    publishes_concurrently: ClassVar[bool] = False
     #: Discovery needs a second, HTTP address (RabbitMQ's management API): forms ask for it.
     uses_management_url: ClassVar[bool] = False
     #: The broker lives in this process (the in-memory one): no other process can reach it.

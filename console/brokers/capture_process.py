@@ -17,9 +17,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from console.brokers import child_process
+from console.brokers.batch_sizing import BatchSizer
 from console.brokers.base import BrokerConfig, CaptureSession, PlaceRef, Received
 from console.brokers.letter_rows import Arrival, prepared
 
@@ -30,9 +32,12 @@ class ChildCapture(child_process.Child, CaptureSession):
     role = "capture's reader process"
     after_death = "unacknowledged messages go back to the queue"
 
-    def __init__(self, config: BrokerConfig, place: PlaceRef, *, prefetch: int) -> None:
+    def __init__(self, config: BrokerConfig, place: PlaceRef, *, prefetch: int,
+                 sizer: BatchSizer | None = None) -> None:
+        """``sizer`` sizes the batches the child takes ahead (as the caller sizes its own)."""
         self.place = place
-        super().__init__(__name__, ("open", config, place, prefetch), subject=repr(place.name))
+        sizing = (sizer.max_count, sizer.max_bytes) if sizer is not None else (prefetch, 1 << 62)
+        super().__init__(__name__, ("open", config, place, prefetch, sizing), subject=repr(place.name))
 
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
         return self.call(("next", max_count, wait_seconds))
@@ -52,7 +57,7 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
     until ``close``."""
     from console.brokers import get_adapter
 
-    _, config, place, prefetch = next_command()
+    _, config, place, prefetch, (max_count, max_bytes) = next_command()
     opened: dict[str, Any] = {}
 
     def open_capture() -> None:
@@ -82,17 +87,55 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
         return [(number, arrival.redelivered, arrival.replay_id)
                 for (number, _), arrival in zip(numbered, arrivals)], letter_rows
 
+    ahead = ReadAhead(rows, BatchSizer(max_count, max_bytes))
+
     def ack(numbers_acked: list[int]) -> None:
         session.ack([held[number] for number in numbers_acked])
         for number in numbers_acked:
             del held[number]
 
-    commands = {"next": next_batch, "rows": rows, "ack": ack}
-    with adapter, session:
-        while (command := next_command())[0] != "close":
-            kind, *args = command
-            child_process.answer(reply, lambda: commands[kind](*args))
+    commands = {"next": next_batch, "rows": ahead.rows, "ack": ack}
+    try:
+        with adapter, session:
+            while (command := next_command())[0] != "close":
+                kind, *args = command
+                child_process.answer(reply, lambda: commands[kind](*args))
+    finally:
+        ahead.stop()  # the session is closed: a read under way ends
     reply(("ok", None))
+
+
+class ReadAhead:
+    """Batches of rows taken one ahead: as soon as one is handed over, the next (sized by its
+    bodies, as the caller sizes its batches) is taken and made on a thread of its own, while the parent stores the one before, so
+    the reader does not wait for the parent's next command to start on it. A batch taken ahead
+    is only held, never acknowledged, until the parent asks for it; one larger than the parent
+    asks for is handed over in parts; one the parent never asks for goes back to the queue
+    when the session closes. An empty batch is not kept: the next command looks again."""
+
+    def __init__(self, make: Callable[[int, float, dict], tuple[list, list]], sizer: BatchSizer) -> None:
+        self._make = make
+        self._sizer = sizer
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
+        self._ahead: Future | None = None
+        self._left: tuple[list, list] = ([], [])
+
+    def rows(self, max_count: int, wait_seconds: float, fixed: dict[str, Any]) -> tuple[list, list]:
+        arrivals, rows = self._left
+        if not arrivals and self._ahead is not None:
+            taken, self._ahead = self._ahead, None
+            arrivals, rows = taken.result()  # the error a read ahead met is this command's
+        if not arrivals:
+            arrivals, rows = self._make(max_count, wait_seconds, fixed)
+        self._left = (arrivals[max_count:], rows[max_count:])
+        if arrivals and not self._left[0]:
+            # Sized by these bodies, as the caller sizes its next batch: not the first small one again.
+            self._sizer.saw([row["body_size"] for row in rows])
+            self._ahead = self._pool.submit(self._make, self._sizer.next_count(), wait_seconds, fixed)
+        return arrivals[:max_count], rows[:max_count]
+
+    def stop(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 if __name__ == "__main__":

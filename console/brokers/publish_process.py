@@ -5,8 +5,10 @@ lock. The worker hands it Publications (plain values) and gets back each letter'
 
 Publishes are pipelined: the worker hands the child the next batch while the one before is
 still waiting for its confirms, and gets each batch's outcome when it is ready (by ticket). The
-child makes the next batch's messages meanwhile and publishes batches one after the other, in
-the order given, so a batch goes out in order after the one before it.
+child makes the next batch's messages meanwhile. Batches go out in the order given: where the
+adapter allows it (``publishes_concurrently``: RabbitMQ) the next batch's messages follow the
+last batch's at once, while that one waits for its confirms; elsewhere a batch is published
+once the one before is through.
 
 Killed, or left by its parent, the child takes nothing with it: the letters it had not seen
 confirmed stay ``replaying`` in custody and are published again, with the same replay ids.
@@ -124,14 +126,29 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
             child_process.answer(lambda outcome: reply(("ticket", ticket, outcome)), lambda: [
                 (result.key, result.ok, result.error) for result in adapter.publish(messages(), window=window)])
 
+    def publish_at_once(ticket: int, messages: Callable[[], list], window: int) -> None:
+        child_process.answer(lambda outcome: reply(("ticket", ticket, outcome)), lambda: [
+            (result.key, result.ok, result.error) for result in adapter.publish(messages(), window=window)])
+
     publisher = threading.Thread(target=publish_in_order, name="publish", daemon=True)
+    at_once: list[threading.Thread] = []
     with adapter:
         publisher.start()
         while (command := next_command())[0] != "close":
             _, ticket, publications, window = command
-            batches.put((ticket, _made(publications), window))
+            if adapter.publishes_concurrently:
+                # The adapter sends a call's messages after those of the calls made before it:
+                # this batch goes out behind the one before while that one waits for confirms.
+                at_once = [thread for thread in at_once if thread.is_alive()]
+                at_once.append(threading.Thread(target=publish_at_once, args=(ticket, _made(publications), window),
+                                                name=f"publish-{ticket}", daemon=True))
+                at_once[-1].start()
+            else:
+                batches.put((ticket, _made(publications), window))
         batches.put(None)
         publisher.join()
+        for thread in at_once:
+            thread.join()
     reply(("ok", None))
 
 

@@ -106,7 +106,7 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
 
     taken: Future | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-take") as worker, \
-            _open_capture(adapter, place, prefetch=3 * batch_size, in_child=in_child) as session, \
+            _open_capture(adapter, place, prefetch=3 * batch_size, in_child=in_child, sizer=sizer) as session, \
             written_later():
         try:
             taken = take(session, worker, 0)
@@ -136,10 +136,10 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
             fill_later()
 
 
-def _open_capture(adapter, place: DeadPlace, *, prefetch: int, in_child: bool) -> CaptureSession:
+def _open_capture(adapter, place: DeadPlace, *, prefetch: int, in_child: bool, sizer: BatchSizer) -> CaptureSession:
     """The place's capture session, read in a child process unless the broker lives in this
     one (or ``in_child`` is false): decoding the broker's messages then no longer waits for the
     interpreter lock that preparing and storing them holds."""
     if adapter.in_process or not in_child:
         return adapter.open_capture(place.ref, prefetch=prefetch)
-    return ChildCapture(adapter.config, place.ref, prefetch=prefetch)
+    return ChildCapture(adapter.config, place.ref, prefetch=prefetch, sizer=sizer)

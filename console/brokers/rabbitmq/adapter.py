@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import threading
 from collections.abc import Coroutine, Iterable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -18,6 +19,7 @@ import aio_pika
 import aiormq.exceptions as amqp_errors
 from yarl import URL
 
+from console.brokers.asyncloop import LoopThread
 from console.brokers.base import (
     Adapter,
     BrokerConfig,
@@ -31,8 +33,11 @@ from console.brokers.base import (
     ServerMove,
 )
 from console.brokers.rabbitmq.capture import QueueConsumer, RabbitCapture
-from console.brokers.rabbitmq.discovery import Topology, find_dead_places, timestamp_seconds
-from console.brokers.asyncloop import LoopThread
+from console.brokers.rabbitmq.discovery import (
+    Topology,
+    find_dead_places,
+    timestamp_seconds,
+)
 from console.brokers.rabbitmq.management import ManagementAPI
 from console.brokers.rabbitmq.policy import origin_policy
 from console.brokers.rabbitmq.publisher import ConfirmWindowPublisher
@@ -60,6 +65,8 @@ class RabbitMQAdapter(Adapter):
     can_move_server_side = True
     can_move_to_destination = True
     uses_management_url = True
+    # The calls share a channel per vhost; its publisher sends one call's messages at a time.
+    publishes_concurrently = True
 
     def __init__(self, config: BrokerConfig) -> None:
         super().__init__(config)
@@ -74,10 +81,12 @@ class RabbitMQAdapter(Adapter):
         self.username = config.username or "guest"  # AMQP's customary default
         self.connection_name = f"dead-letter-office pid {os.getpid()} adapter {next(_adapter_numbers)}"
         self._loop: LoopThread | None = None
+        self._starting_loop = threading.Lock()
         self._connections: dict[str, Any] = {}
         self._connecting: dict[str, asyncio.Lock] = {}
         self._management: ManagementAPI | None = None
         self._publishers: dict[str, ConfirmWindowPublisher] = {}
+        self._opening_publisher: dict[str, asyncio.Lock] = {}
         self._closed = False
 
     # -- naming things in messages (never the password) -------------------------------------
@@ -100,8 +109,9 @@ class RabbitMQAdapter(Adapter):
         if self._closed:
             coro.close()
             raise BrokerError("this RabbitMQ adapter is closed", permanent=True)
-        if self._loop is None:
-            self._loop = LoopThread(f"rabbitmq-{self.host}:{self.port}")
+        with self._starting_loop:  # publishes may come from several threads at once
+            if self._loop is None:
+                self._loop = LoopThread(f"rabbitmq-{self.host}:{self.port}")
         try:
             return self._loop.run(coro, timeout if timeout is not None else self.options["timeout"])
         except BrokerError:
@@ -325,10 +335,15 @@ class RabbitMQAdapter(Adapter):
             raise
 
     async def _publisher(self, vhost: str) -> ConfirmWindowPublisher:
-        """The vhost's confirm-mode channel, kept open from one publish to the next."""
-        publisher = self._publishers.get(vhost)
-        if publisher is not None and not publisher.channel.is_closed:
-            return publisher
+        """The vhost's confirm-mode channel, kept open from one publish to the next (one, when
+        two publishes ask at once)."""
+        async with self._opening_publisher.setdefault(vhost, asyncio.Lock()):
+            publisher = self._publishers.get(vhost)
+            if publisher is not None and not publisher.channel.is_closed:
+                return publisher
+            return await self._open_publisher(vhost)
+
+    async def _open_publisher(self, vhost: str) -> ConfirmWindowPublisher:
         connection = await self._connection(vhost)
         channel = await connection.channel(publisher_confirms=True)
         publisher = ConfirmWindowPublisher(await channel.get_underlay_channel(), vhost=vhost,

@@ -82,6 +82,7 @@ class ConfirmWindowPublisher:
         self.username = username
         self.timeout = timeout
         self._outstanding: dict[int, _Pending] = {}
+        self._sending = asyncio.Lock()  # one publish's messages go out before the next one's
         channel._on_return_frame = self._on_return_frame  # see the module docstring
         channel.closing.add_done_callback(self._fail_outstanding)
 
@@ -102,16 +103,20 @@ class ConfirmWindowPublisher:
                 ready.append((index, out, properties))
         slots = _Window(max(1, window))
         sent: list[_Pending] = []
-        while len(sent) < len(ready) and not self.channel.is_closed:
-            try:
-                free = await slots.take(min(WRITE_CHUNK, len(ready) - len(sent)), self.timeout)
-            except TimeoutError:
-                raise self._stalled(len(sent)) from None
-            chunk = await self._send(ready[len(sent):len(sent) + free])
-            for pending in chunk:
-                pending.confirmation.add_done_callback(slots.release)
-            sent.extend(chunk)
+        async with self._sending:  # a publish made meanwhile goes out after this one
+            while len(sent) < len(ready) and not self.channel.is_closed:
+                try:
+                    free = await slots.take(min(WRITE_CHUNK, len(ready) - len(sent)), self.timeout)
+                except TimeoutError:
+                    raise self._stalled(len(sent)) from None
+                chunk = await self._send(ready[len(sent):len(sent) + free])
+                for pending in chunk:
+                    pending.confirmation.add_done_callback(slots.release)
+                sent.extend(chunk)
         await self._wait(sent)  # says why, when the channel closed before all went out
+        if len(sent) < len(ready):  # closed before this publish's turn (a publish before it failed)
+            raise BrokerError(f"the channel to vhost {self.vhost!r} closed before the publishes went out",
+                              permanent=False)
         for pending in sent:
             results[pending.index] = self._result(pending)
         return results
