@@ -43,8 +43,7 @@ def seed_custody(place, origin: str, count: int, batch: int = 10_000) -> None:
     fingerprint = FailureEnvelope(origin_queue=origin, reason="rejected", exception_type=exc_type,
                                   exception_message=message, exception_stack=stack).fingerprint()
     now = timezone.now()
-    columns = [*COLUMNS, *(c for c in ("replay_count", "quarantine_reason") if c not in COLUMNS)]
-    sql = f"COPY console_deadletter ({', '.join(columns)}) FROM STDIN"
+    sql = f"COPY console_deadletter ({', '.join(COLUMNS)}) FROM STDIN"
     for start in range(0, count, batch):
         with transaction.atomic(), connection.cursor() as cursor:
             with cursor.cursor.copy(sql) as copy:
@@ -66,8 +65,7 @@ def seed_custody(place, origin: str, count: int, batch: int = 10_000) -> None:
                         now, now, exc_type, message, stack,
                         fingerprint, Jsonb({}), Jsonb(headers),
                         Jsonb({"message_id": message_id, "delivery_mode": 2, "content_type": "application/json"}),
-                        body, len(body), False, "", "",
-                        *([0, ""] if len(columns) > len(COLUMNS) else []),
+                        body, len(body), False, "", "", 0, "",
                     ))
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE console_deadletter")

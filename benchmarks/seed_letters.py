@@ -47,7 +47,7 @@ COLUMNS = (
     "captured_at", "origin_address", "origin_queue", "routing_key", "reason", "death_count",
     "first_failed_at", "last_failed_at", "exception_type", "exception_message", "exception_stack",
     "fingerprint", "envelope_details", "headers", "properties", "body", "body_size", "body_erased",
-    "replay_id", "replayed_to",
+    "replay_id", "replayed_to", "replay_count", "quarantine_reason",
 )
 
 
@@ -110,7 +110,7 @@ def _row(place: DeadPlace, group: Group, rng: random.Random, captured_at: dateti
         captured_at, "orders", group.origin, group.origin, group.reason, death_count,
         died, died, group.exception_type, group.exception_message, group.stack,
         group.fingerprint, Jsonb({}), Jsonb(headers), Jsonb({"message_id": message_id, "delivery_mode": 2}),
-        body, len(body), False, "", "",
+        body, len(body), False, "", "", 0, "",
     )
 
 
