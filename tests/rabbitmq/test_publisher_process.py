@@ -91,3 +91,25 @@ def test_the_broker_refusing_the_publisher_reaches_the_parent_as_it_is(kit):
         assert not refused.value.permanent
     finally:
         publisher.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_batches_pipelined_through_the_publisher_arrive_in_the_order_of_the_letters(kit, rabbit_broker, operator,
+                                                                                   settings):
+    """The next batch goes out while the one before waits for its confirms: still one after the
+    other, so the origin queue receives the letters in the order they were captured."""
+    settings.DLO_BATCH_SIZE = 50
+    count = 1200
+    work, dlq = dead_queue(kit)
+    dead_letter_numbered(kit, work, dlq, 0, count)
+    (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
+    assert capture(place, operator).status == Job.Status.SUCCEEDED
+    job = request_job("replay", actor=operator, reason="in order", filter={"place": place.pk})
+
+    runner = JobThread(job.pk)
+    runner.start()
+    kit.wait_for(lambda: publishers_of(os.getpid()), "the replay's publisher process")
+    runner.join(120)
+
+    assert runner.outcome == [Job.Status.SUCCEEDED]
+    assert [m.message_id for m in kit.drain(work)] == [properties["message_id"] for _, properties in numbered(0, count)]
