@@ -184,6 +184,8 @@ CELERY_BEAT_SCHEDULE = {
     # The search rows captures leave for later (console.services.search_rows); each capture
     # also queues this when it ends.
     "fill-search-rows": {"task": "console.fill_search_rows", "schedule": env_int("DLO_SEARCH_FILL_SECONDS", 60)},
+    # The failure groups' counts, each group's rows of changes summed into one (console.services.group_counts).
+    "fold-group-counts": {"task": "console.fold_group_counts", "schedule": env_int("DLO_GROUP_FOLD_SECONDS", 60)},
     "resume-stale-jobs": {"task": "console.resume_stale_jobs", "schedule": 60},
     "expire-unapproved-jobs": {"task": "console.expire_unapproved_jobs", "schedule": 60},
     # The pipeline (console.pipeline.tasks): archive to the lake, then groups and analytics, then retention.

@@ -1,7 +1,7 @@
 """Scopes: a user with RoleScope rows sees and acts only on those brokers and places.
 
-One helper narrows any queryset the console reads (``visible``: brokers, places, letters,
-origins, jobs, audit events, failure group history); one checks the objects a URL names
+One helper narrows any queryset the console reads (``visible``: brokers, places, letters and
+their group counts, origins, jobs, audit events, failure group history); one checks the objects a URL names
 (``allows_url``). Requests for jobs are guarded by console.access.guards.
 
 Scopes fail closed. A user with rows is limited even when the broker or place of every row has
@@ -97,7 +97,8 @@ def _all_within(scope: Scope, concerns: QuerySet) -> Q:
 
 def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
     from console.models import (
-        AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, FailureGroupHistory, Job, Origin, Rule,
+        AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, FailureGroupHistory, GroupCount, Job, Origin,
+        Rule,
     )
 
     model = queryset.model
@@ -106,7 +107,7 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
         return queryset.filter(_within(scope, "pk", "places__pk")).distinct()
     if model is DeadPlace:
         return queryset.filter(_within(scope, "broker_id", "pk"))
-    if model is DeadLetter:
+    if model in (DeadLetter, GroupCount):  # a letter, or the count of letters it is part of
         return queryset.filter(_within(scope, "broker_id", "place_id"))
     if model is Job:
         # A job over letters of several places has no place: what its audit events concern

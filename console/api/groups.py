@@ -23,7 +23,7 @@ from console.services.group_work import (
     timeline,
     triage,
 )
-from console.services.groups import failure_groups
+from console.services.groups import Among, failure_groups
 
 
 class GroupSerializer(serializers.Serializer):
@@ -64,10 +64,8 @@ class NoteInputSerializer(serializers.Serializer):
 
 
 def _rows(request, params: dict, fingerprints: list[str] | None = None) -> list[dict]:
-    letters = visible(request.user, DeadLetter.objects.all())
-    if fingerprints is not None:
-        letters = letters.filter(fingerprint__in=fingerprints)
-    groups = failure_groups(params, letters=letters)
+    among = Among(request.user, None if fingerprints is None else frozenset(fingerprints))
+    groups = failure_groups(params, among)
     mask_envelopes(request.user, groups)
     decided = triage([group.fingerprint for group in groups])
     rows = []

@@ -47,6 +47,13 @@ def fill_search_rows() -> int:
     return fill()
 
 
+@shared_task(name="console.fold_group_counts")
+def fold_group_counts() -> int:
+    from console.services.group_counts import fold
+
+    return fold()
+
+
 @shared_task(name="console.sample_places")
 def sample_places() -> int:
     from console.jobs.periodic import sample_places as sample

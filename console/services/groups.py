@@ -7,15 +7,18 @@ console.services.selection, so a group can be narrowed to one place, broker or s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
+from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Max, Min, QuerySet
+from django.db.models import Count, Max, Min, QuerySet, Sum
 from django.db.models.functions import TruncDay
 from django.utils import timezone
 
-from console.models import DeadLetter
+from console.access.scope import visible
+from console.models import DeadLetter, GroupCount
+from console.services import group_counts
 from console.services.selection import filter_letters
 
 #: Origins listed per group; a group fed by more says "and N more".
@@ -38,40 +41,42 @@ class FailureGroup:
     sample_id: int
 
 
-def failure_groups(params: dict[str, Any], *, letters: QuerySet | None = None, limit: int = 100) -> list[FailureGroup]:
+@dataclass(frozen=True)
+class Among:
+    """The letters groups are counted over: those ``reader`` may see (everyone's without a
+    reader), narrowed to the failure groups ``fingerprints`` (or to all others, ``excluded``)."""
+
+    reader: Any = None
+    fingerprints: frozenset[str] | None = None
+    excluded: bool = False
+
+    def narrowed(self, queryset: QuerySet) -> QuerySet:
+        """Letters, or their counts (console.models.GroupCount), narrowed alike."""
+        queryset = visible(self.reader, queryset)
+        if self.fingerprints is None:
+            return queryset
+        if self.excluded:
+            return queryset.exclude(fingerprint__in=self.fingerprints)
+        return queryset.filter(fingerprint__in=self.fingerprints)
+
+
+EVERY_LETTER = Among()
+
+
+def failure_groups(params: dict[str, Any], among: Among = EVERY_LETTER, *, limit: int = 100) -> list[FailureGroup]:
     """The largest failure groups among the letters matching ``params`` (biggest first), of
-    ``letters`` if given (what a user may see: their counts, origins, places and samples then
-    come from those letters alone).
+    ``among`` (what a user may see: their counts, origins, places and samples then come from
+    those letters alone). Letters without a fingerprint form the group ``""``. The sample is
+    the group's first letter.
 
-    Letters without a fingerprint form the group ``""``. The sample is the group's oldest
-    letter (lowest id), read in one more query for all groups at once.
-
-    One query in two steps: the letters are first counted per fingerprint, origin and place (a
-    hash aggregate PostgreSQL can share among workers, reading only the ``letter_groups``
-    index), then those few rows are folded per fingerprint. Distinct aggregates straight over
-    the letters sorted each group's letters instead: 0.4 s against 0.15 s for a place of
-    1,000,000 (benchmarks/scale.py).
+    A filter by place, broker, state or fingerprint is answered from the counts the database
+    keeps (console.services.group_counts: a few hundred rows for a million letters, 15 ms
+    against 400 in benchmarks/scale.py); any other reads the letters.
     """
-    parts = (
-        filter_letters(params, letters)
-        .order_by()
-        .values("fingerprint", "origin_queue", "place_id")
-        .annotate(letters=Count("id"), first_seen=Min("captured_at"), last_seen=Max("captured_at"),
-                  sample_id=Min("id"))
-    )
-    sql, sql_params = parts.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT fingerprint, sum(letters)::bigint AS count, min(first_seen), max(last_seen),
-                       array_agg(DISTINCT origin_queue), array_agg(DISTINCT place_id), min(sample_id)
-                FROM ({sql}) AS parts
-                GROUP BY fingerprint
-                ORDER BY count DESC, fingerprint
-                LIMIT %s""",
-            [*sql_params, limit],
-        )
-        columns = ("fingerprint", "count", "first_seen", "last_seen", "origins", "places", "sample_id")
-        rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
+    if group_counts.counted(params):
+        rows = group_counts.groups(params, among.narrowed(GroupCount.objects.all()), limit)
+    else:
+        rows = _counted_from_letters(params, among.narrowed(DeadLetter.objects.all()), limit)
     samples = {
         s["id"]: s
         for s in DeadLetter.objects.filter(id__in=[r["sample_id"] for r in rows]).values(
@@ -99,24 +104,67 @@ def failure_groups(params: dict[str, Any], *, letters: QuerySet | None = None, l
     return groups
 
 
-def daily_counts(
-    params: dict[str, Any], fingerprints: list[str], *, letters: QuerySet | None = None, days: int = 30
-) -> dict[str, list[tuple[datetime, int]]]:
-    """Letters (of ``letters`` if given) captured per day for each of ``fingerprints`` over the last ``days`` days:
-    every day from the first to the last with letters is there, 0 when a group had none (so a
-    line does not skip a quiet day)."""
-    since = timezone.now() - timedelta(days=days)
-    rows = (
+def _counted_from_letters(params: dict[str, Any], letters: QuerySet, limit: int) -> list[dict]:
+    """The groups of any filter, counted over the letters (the sample: a group's lowest id).
+
+    One query in two steps: the letters are first counted per fingerprint, origin and place (a
+    hash aggregate PostgreSQL can share among workers, reading only the ``letter_groups``
+    index), then those few rows are folded per fingerprint. Distinct aggregates straight over
+    the letters sorted each group's letters instead: 0.4 s against 0.15 s for a place of
+    1,000,000 (benchmarks/scale.py).
+    """
+    parts = (
         filter_letters(params, letters)
-        .filter(fingerprint__in=fingerprints, captured_at__gte=since)
         .order_by()
-        .annotate(day=TruncDay("captured_at"))
-        .values("fingerprint", "day")
-        .annotate(count=Count("id"))
-        # No ORDER BY: sorting the letters by day spilled to disk at 1,000,000 letters, and
-        # the rows land in a dict anyway (hash aggregate: 0.24 s -> 0.14 s, scale.py).
+        .values("fingerprint", "origin_queue", "place_id")
+        .annotate(letters=Count("id"), first_seen=Min("captured_at"), last_seen=Max("captured_at"),
+                  sample_id=Min("id"))
     )
-    found: dict[tuple[str, datetime], int] = {(r["fingerprint"], r["day"]): r["count"] for r in rows}
+    sql, sql_params = parts.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT fingerprint, sum(letters)::bigint AS count, min(first_seen), max(last_seen),
+                       array_agg(DISTINCT origin_queue), array_agg(DISTINCT place_id), min(sample_id)
+                FROM ({sql}) AS parts
+                GROUP BY fingerprint
+                ORDER BY count DESC, fingerprint
+                LIMIT %s""",
+            [*sql_params, limit],
+        )
+        columns = ("fingerprint", "count", "first_seen", "last_seen", "origins", "places", "sample_id")
+        return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
+
+def daily_counts(
+    params: dict[str, Any], fingerprints: list[str], among: Among = EVERY_LETTER, *, days: int = 30
+) -> dict[str, list[tuple[datetime, int]]]:
+    """Letters (of ``among``) captured per UTC day for each of ``fingerprints`` over the last
+    ``days`` days, today included: every day from the first to the last with letters is there,
+    0 when a group had none (so a line does not skip a quiet day)."""
+    today = timezone.now().astimezone(dt_timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    since = today - timedelta(days=days - 1)
+    if group_counts.counted(params):
+        rows = (
+            filter_letters(params, among.narrowed(GroupCount.objects.all()))
+            .filter(fingerprint__in=fingerprints, day__gte=since.date())
+            .values("fingerprint", "day")
+            .annotate(count=Sum("letters"))
+            .order_by()
+        )
+        found = {(r["fingerprint"], datetime.combine(r["day"], time.min, tzinfo=dt_timezone.utc)): r["count"]
+                 for r in rows if r["count"]}
+    else:
+        rows = (
+            filter_letters(params, among.narrowed(DeadLetter.objects.all()))
+            .filter(fingerprint__in=fingerprints, captured_at__gte=since)
+            .order_by()
+            .annotate(day=TruncDay("captured_at", tzinfo=dt_timezone.utc))
+            .values("fingerprint", "day")
+            .annotate(count=Count("id"))
+            # No ORDER BY: sorting the letters by day spilled to disk at 1,000,000 letters, and
+            # the rows land in a dict anyway (hash aggregate: 0.24 s -> 0.14 s, scale.py).
+        )
+        found = {(r["fingerprint"], r["day"]): r["count"] for r in rows}
     if not found:
         return {fp: [] for fp in fingerprints}
     first, last = min(day for _, day in found), max(day for _, day in found)

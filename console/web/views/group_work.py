@@ -10,16 +10,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access.redaction import mask_envelopes
-from console.access.scope import visible
-from console.models import DeadLetter, GroupTriage
+from console.models import GroupTriage
 from console.services.group_work import GroupError, do_add_note, do_update_group, timeline
-from console.services.groups import failure_groups
+from console.services.groups import Among, failure_groups
 
 
 @login_required
 def group_detail(request, fingerprint: str):
-    letters = visible(request.user, DeadLetter.objects.filter(fingerprint=fingerprint))
-    groups = failure_groups({}, letters=letters, limit=1)
+    groups = failure_groups({"fingerprint": fingerprint}, Among(request.user), limit=1)
     if not groups:
         raise Http404("no such failure group among the letters you may see")
     mask_envelopes(request.user, groups)

@@ -10,9 +10,9 @@ from django.shortcuts import get_object_or_404, render
 
 from console.access.redaction import mask_envelopes
 from console.access.scope import scope_of, visible
-from console.models import DeadLetter, DeadPlace, FailureGroupHistory, GroupTriage, LetterState
+from console.models import DeadPlace, FailureGroupHistory, GroupTriage, LetterState
 from console.services.group_work import matching_fingerprints, triage
-from console.services.groups import daily_counts, failure_groups
+from console.services.groups import Among, daily_counts, failure_groups
 from console.services.history import history_groups
 from console.web.charts import Chart, Series, line_chart
 
@@ -35,10 +35,10 @@ def group_label(group) -> str:
     return f"{group.exception_type or 'no exception'} [{group.fingerprint[:8] or 'none'}]"
 
 
-def groups_chart(params: dict, letters, groups: list, title: str) -> Chart:
-    """Letters (of ``letters``) per day of the largest groups over the last 30 days."""
+def groups_chart(params: dict, among: Among, groups: list, title: str) -> Chart:
+    """Letters (of ``among``) per day of the largest groups over the last 30 days."""
     top = groups[:CHARTED_GROUPS]
-    counts = daily_counts(params, [g.fingerprint for g in top], letters=letters)
+    counts = daily_counts(params, [g.fingerprint for g in top], among)
     return line_chart(title, [Series(group_label(g), counts[g.fingerprint]) for g in top], daily=True)
 
 
@@ -52,12 +52,12 @@ def group_list(request, place_id: int | None = None):
         params["state"] = state
     # Counted over the letters the user may see: a limited user's groups, counts, origins,
     # places and samples come from their places alone.
-    letters = visible(request.user, DeadLetter.objects.all())
+    among = Among(request.user)
     work = {key: request.GET.get(key, "").strip() for key in ("status", "owner", "tag")}
     if any(work.values()):
         found, kept = matching_fingerprints(**work)
-        letters = letters.filter(fingerprint__in=found) if kept else letters.exclude(fingerprint__in=found)
-    groups = failure_groups(params, letters=letters)
+        among = Among(request.user, frozenset(found), excluded=not kept)
+    groups = failure_groups(params, among)
     mask_envelopes(request.user, groups)  # the sample exception comes from a letter's headers
     places = DeadPlace.objects.select_related("broker").in_bulk({pid for g in groups for pid in g.places})
     decided = triage([group.fingerprint for group in groups])
@@ -73,7 +73,7 @@ def group_list(request, place_id: int | None = None):
         "rows": rows,
         "work": work,
         "status_choices": GroupTriage.Status.choices,
-        "chart": groups_chart(params, letters, groups,
+        "chart": groups_chart(params, among, groups,
                               f"Letters per day in the {CHARTED_GROUPS} largest groups, {where}"),
     }
     return render(request, "web/groups.html", context)
