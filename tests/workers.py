@@ -25,29 +25,36 @@ def readers_of(pid: int) -> list[int]:
     """The capture reader processes (console.brokers.capture_process) that ``pid`` started."""
     from console.brokers import capture_process
 
-    return children_running(pid, capture_process.__name__)
+    return children_running(pid, capture_process.NAME)
 
 
 def publishers_of(pid: int) -> list[int]:
     """The replay publisher processes (console.brokers.publish_process) that ``pid`` started."""
     from console.brokers import publish_process
 
-    return children_running(pid, publish_process.__name__)
+    return children_running(pid, publish_process.NAME)
 
 
-def children_running(pid: int, module: str) -> list[int]:
-    """The processes ``pid`` started that run ``python -m <module>``."""
+def spares_of(pid: int) -> list[int]:
+    """The broker children ``pid`` started ahead, not yet given work (console.brokers.child_process)."""
+    from console.brokers import child_process
+
+    return children_running(pid, child_process.SPARE_NAME)
+
+
+def children_running(pid: int, name: str) -> list[int]:
+    """The processes ``pid`` started that call themselves ``name`` (``/proc/<pid>/comm``)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as stat, open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+            with open(f"/proc/{entry}/stat") as stat, open(f"/proc/{entry}/comm") as comm:
                 parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-                command = cmdline.read()
+                called = comm.read().strip()
         except (OSError, IndexError, ValueError):
             continue
-        if parent == pid and module.encode() in command:
+        if parent == pid and called == name:
             found.append(int(entry))
     return found
 

@@ -9,7 +9,7 @@ back to the adapter's token (which may not survive pickling). Killed, or left by
 the child takes nothing with it: the broker hands every unacknowledged message back to the
 queue.
 
-    python -m console.brokers.capture_process    (started by ChildCapture, never by hand)
+    python -m console.brokers.capture_process <adapter module>   (started by ChildCapture, never by hand)
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ from console.brokers.base import BrokerConfig, CaptureSession, PlaceRef, Receive
 from console.brokers.letter_rows import Arrival, prepared
 
 
+#: What a reader calls itself (``ps``, ``/proc/<pid>/comm``).
+NAME = "dlo-reader"
+
+
 class ChildCapture(child_process.Child, CaptureSession):
     """The parent's half: a capture session whose broker connection lives in a child."""
 
@@ -37,7 +41,8 @@ class ChildCapture(child_process.Child, CaptureSession):
         """``sizer`` sizes the batches the child takes ahead (as the caller sizes its own)."""
         self.place = place
         sizing = (sizer.max_count, sizer.max_bytes) if sizer is not None else (prefetch, 1 << 62)
-        super().__init__(__name__, ("open", config, place, prefetch, sizing), subject=repr(place.name))
+        super().__init__(__name__, ("open", config, place, prefetch, sizing), kind=config.kind,
+                         subject=repr(place.name))
 
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
         return self.call(("next", max_count, wait_seconds))
@@ -139,4 +144,4 @@ class ReadAhead:
 
 
 if __name__ == "__main__":
-    child_process.main(serve)
+    child_process.main(serve, name=NAME)

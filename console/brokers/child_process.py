@@ -7,11 +7,19 @@ publisher (console.brokers.publish_process). The first command opens the child's
 every reply is ``("ok", value)``, ``("broker_error", message, permanent)`` or
 ``("failed", traceback)``. The child exits as soon as its stdin closes, so a parent killed at
 any point takes its child with it, and the broker takes back whatever the child held.
+
+A child that closes leaves a spare in its place: the same module started again, with its
+broker's client library imported, waiting for its first command (about 0.6 s of start-up on a
+slow machine, most of it importing the client, no longer on the next job's path). The spare is
+started after the child closed, so the job that used it does not share its cores with the
+import. A spare names itself ``dlo-spare`` (``/proc/<pid>/comm``) until it is given work, then
+takes its role's name (``dlo-reader``, ``dlo-publisher``); it exits with its parent like any child.
 """
 
 from __future__ import annotations
 
 import fcntl
+import importlib
 import os
 import pickle
 import queue
@@ -31,6 +39,47 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: How long a closing child may take before it is killed.
 CLOSE_SECONDS = 10.0
 
+#: What a child started ahead calls itself until it is given work.
+SPARE_NAME = "dlo-spare"
+
+_spares: dict[tuple[str, str], subprocess.Popen] = {}
+_spares_lock = threading.Lock()
+
+
+def _spawn(module: str, preload: str) -> subprocess.Popen:
+    """``python -m <module> <preload>``: it imports ``preload`` (an adapter's module), then
+    waits for its first command."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+        bufsize=0, cwd=PROJECT_ROOT,  # where ``console`` is importable, whatever the worker's directory
+    )
+    _widen(process.stdout)
+    return process
+
+
+def _take(module: str, preload: str) -> subprocess.Popen:
+    """The spare started for ``module`` and ``preload`` if it is still there, or a new child."""
+    with _spares_lock:
+        spare = _spares.pop((module, preload), None)
+    if spare is not None and spare.poll() is None:
+        return spare
+    return _spawn(module, preload)
+
+
+def start_spare(module: str, preload: str) -> None:
+    """A child for ``module`` and ``preload`` started ahead, for the next one asked for."""
+    with _spares_lock:
+        spare = _spares.get((module, preload))
+        if spare is None or spare.poll() is not None:
+            _spares[(module, preload)] = _spawn(module, preload)
+
+
+def adapter_module(kind: str) -> str:
+    """The module of a broker kind's adapter, which a child for that broker imports ahead."""
+    from console.brokers.registry import KINDS
+
+    return KINDS[kind].rpartition(".")[0]
+
 
 class Child:
     """The parent's half: a child running ``python -m <module>``, opened by ``first``."""
@@ -38,18 +87,15 @@ class Child:
     #: What the child is, for the messages that say it died ("the capture's reader process").
     role = "child process"
 
-    def __init__(self, module: str, first: tuple, *, subject: str) -> None:
+    def __init__(self, module: str, first: tuple, *, kind: str, subject: str) -> None:
+        """``kind``: the broker's, whose adapter the child imports."""
         self.subject = subject  # what it works on, for messages
-        self._module, self._first = module, first
+        self._module, self._first, self._preload = module, first, adapter_module(kind)
         self._lock = threading.Lock()
         self._start()
 
     def _start(self) -> None:
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", self._module], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
-            bufsize=0, cwd=PROJECT_ROOT,  # where ``console`` is importable, whatever the worker's directory
-        )
-        _widen(self._process.stdout)
+        self._process = _take(self._module, self._preload)
         try:
             self.call(self._first)
         except BaseException:
@@ -85,6 +131,11 @@ class Child:
             except BrokerError:
                 pass  # a child that is gone has let go of everything already
         self._stop()
+        self.leave_spare()
+
+    def leave_spare(self) -> None:
+        """A spare for the next child like this one (the child is closed: its cores are free)."""
+        start_spare(self._module, self._preload)
 
     def _died(self) -> BrokerError:
         try:
@@ -163,9 +214,13 @@ def _widen(stream: BinaryIO) -> None:
             pass  # a smaller pipe only means more writes
 
 
-def main(serve: Callable[[Callable[[], tuple], Callable[[tuple], None]], None]) -> None:
-    """The child's side: ``serve(next_command, reply)`` until it returns or stdin closes."""
+def main(serve: Callable[[Callable[[], tuple], Callable[[tuple], None]], None], *, name: str) -> None:
+    """The child's side: ``serve(next_command, reply)`` until it returns or stdin closes;
+    ``name`` is what the child calls itself once it has work (``/proc/<pid>/comm``)."""
     give_back_large_blocks()
+    _call_self(SPARE_NAME)
+    if len(sys.argv) > 1:
+        importlib.import_module(sys.argv[1])  # the broker's client, while no one waits
     commands = os.fdopen(0, "rb", buffering=0)
     replies: BinaryIO = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # stray prints go to stderr, never into the replies
@@ -179,4 +234,24 @@ def main(serve: Callable[[Callable[[], tuple], Callable[[tuple], None]], None]) 
                 os._exit(0)  # the parent is gone: the broker takes back what we hold
 
     threading.Thread(target=listen, name="child-commands", daemon=True).start()
-    serve(inbox.get, lambda message: send(replies, message))
+
+    named = False
+
+    def next_command() -> tuple:
+        nonlocal named
+        command = inbox.get()
+        if not named:
+            _call_self(name)  # a spare no longer: it has work
+            named = True
+        return command
+
+    serve(next_command, lambda message: send(replies, message))
+
+
+def _call_self(name: str) -> None:
+    """The process's name as ``ps`` and ``/proc/<pid>/comm`` show it (Linux; elsewhere none)."""
+    try:
+        with open("/proc/self/comm", "w") as comm:
+            comm.write(name)
+    except OSError:
+        pass

@@ -13,7 +13,7 @@ once the one before is through.
 Killed, or left by its parent, the child takes nothing with it: the letters it had not seen
 confirmed stay ``replaying`` in custody and are published again, with the same replay ids.
 
-    python -m console.brokers.publish_process    (started by ChildPublisher, never by hand)
+    python -m console.brokers.publish_process <adapter module>   (started by ChildPublisher, never by hand)
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ from console.brokers.base import BrokerConfig, BrokerError, PublishResult
 from console.brokers.publication import Publication, to_outgoing
 
 
+#: What a publisher calls itself (``ps``, ``/proc/<pid>/comm``).
+NAME = "dlo-publisher"
+
+
 class ChildPublisher(child_process.Child):
     """The parent's half: an adapter's ``publish`` whose broker connection lives in a child."""
 
@@ -41,7 +45,7 @@ class ChildPublisher(child_process.Child):
         self._tickets = itertools.count()
         self._waiting: dict[int, Future] = {}
         self._closed: Future | None = None
-        super().__init__(__name__, ("open", config), subject=subject)
+        super().__init__(__name__, ("open", config), kind=config.kind, subject=subject)
 
     def _start(self) -> None:
         super()._start()
@@ -76,6 +80,7 @@ class ChildPublisher(child_process.Child):
             except Exception:  # noqa: BLE001 - a child that is gone has let go of everything already
                 pass
         self._stop()
+        self.leave_spare()
 
     def _replies(self, process, closed: Future) -> None:
         """The child's replies, each settling the future of its ticket; when the child is gone,
@@ -167,4 +172,4 @@ def _made(publications: list[tuple]) -> Callable[[], list]:
 
 
 if __name__ == "__main__":
-    child_process.main(serve)
+    child_process.main(serve, name=NAME)

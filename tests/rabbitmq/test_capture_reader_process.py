@@ -19,7 +19,7 @@ from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
 from tests.flow import JobThread
 from tests.rabbitmq.conftest import rabbit_config
-from tests.workers import readers_of
+from tests.workers import readers_of, spares_of
 
 pytestmark = pytest.mark.rabbitmq
 
@@ -80,3 +80,36 @@ def test_the_broker_refusing_the_capture_reaches_the_parent_as_it_is(kit):
     with pytest.raises(BrokerError) as unreachable:
         ChildCapture(rabbit_config(url="amqp://127.0.0.1:5999/%2F"), PlaceRef("any.dlq"), prefetch=10)
     assert not unreachable.value.permanent and "5999" in unreachable.value.message
+
+
+def test_a_closed_reader_leaves_a_spare_that_the_next_capture_takes(kit):
+    """The next capture's reader is already started, its client imported: it is the spare the
+    last one left (same process), and a spare whose parent is gone exits."""
+    dlq = kit.queue(kit.name("spare") + ".dlq")
+    kit.publish_many(dlq, [aio_pika.Message(f"letter {n}".encode()) for n in range(4)])
+    kit.wait_depth(dlq, 4)
+
+    first = ChildCapture(rabbit_config(), PlaceRef(dlq), prefetch=10)
+    first.close()
+    kit.wait_for(lambda: len(spares_of(os.getpid())) == 1, "the spare the reader left")
+    (spare,) = spares_of(os.getpid())
+    assert not readers_of(os.getpid()), "a spare is not a reader until it has work"
+
+    second = ChildCapture(rabbit_config(), PlaceRef(dlq), prefetch=10)
+    try:
+        assert readers_of(os.getpid()) == [spare] == [second._process.pid]
+        assert [m.body for m in second.next_batch(4, wait_seconds=2)] == [f"letter {n}".encode() for n in range(4)]
+    finally:
+        second.close()
+    kit.wait_for(lambda: len(spares_of(os.getpid())) == 1, "the spare the second reader left")
+    (left,) = spares_of(os.getpid())
+    assert left != spare
+    assert kit.depth(dlq) == 4, "what a closed reader took unacknowledged is back on the queue"
+
+    from console.brokers import child_process
+
+    with child_process._spares_lock:
+        process = child_process._spares.pop((ChildCapture.__module__, child_process.adapter_module("rabbitmq")))
+    process.stdin.close()  # what the parent's death does to its spare
+    assert process.wait(10) == 0
+    process.stdout.close()
