@@ -1,8 +1,8 @@
 """Failure groups counted by the database (console.models.GroupCount): statement triggers on
 the letters table add a row of +n or -n per place, broker, state, fingerprint, origin queue and
 UTC day of capture for every insert, delete, and update that moves letters from one such key to
-another, by any path (COPY included), in the statement's own transaction. The letters already
-there are counted once here. ``letter_groups`` is re-keyed so that a group's first and last
+another, by any path (COPY included), in the statement's own transaction; a TRUNCATE of the
+letters empties the counts. The letters already there are counted once here. ``letter_groups`` is re-keyed so that a group's first and last
 letters in a place and state are the ends of the index."""
 
 import django.db.models.deletion
@@ -19,6 +19,8 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO console_groupcount ({KEY}, day, letters)
         SELECT {KEY}, {DAY}, count(*) FROM new_letters GROUP BY {KEY}, {DAY};
+    ELSIF TG_OP = 'TRUNCATE' THEN
+        DELETE FROM console_groupcount;
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO console_groupcount ({KEY}, day, letters)
         SELECT {KEY}, {DAY}, -count(*) FROM old_letters GROUP BY {KEY}, {DAY};
@@ -39,6 +41,8 @@ CREATE TRIGGER console_group_count_update AFTER UPDATE ON console_deadletter
     REFERENCING OLD TABLE AS old_letters NEW TABLE AS new_letters FOR EACH STATEMENT EXECUTE FUNCTION console_group_count();
 CREATE TRIGGER console_group_count_delete AFTER DELETE ON console_deadletter
     REFERENCING OLD TABLE AS old_letters FOR EACH STATEMENT EXECUTE FUNCTION console_group_count();
+CREATE TRIGGER console_group_count_truncate AFTER TRUNCATE ON console_deadletter
+    FOR EACH STATEMENT EXECUTE FUNCTION console_group_count();
 INSERT INTO console_groupcount ({KEY}, day, letters)
 SELECT {KEY}, {DAY}, count(*) FROM console_deadletter GROUP BY {KEY}, {DAY};
 """
@@ -47,6 +51,7 @@ UNTRIGGERS = """
 DROP TRIGGER console_group_count_insert ON console_deadletter;
 DROP TRIGGER console_group_count_update ON console_deadletter;
 DROP TRIGGER console_group_count_delete ON console_deadletter;
+DROP TRIGGER console_group_count_truncate ON console_deadletter;
 DROP FUNCTION console_group_count();
 """
 
