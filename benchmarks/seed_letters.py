@@ -114,8 +114,10 @@ def _row(place: DeadPlace, group: Group, rng: random.Random, captured_at: dateti
     )
 
 
-def seed_letters(place: DeadPlace, count: int, *, days: int = 30, seed: int = 7, batch: int = 10_000) -> None:
-    """Insert ``count`` held letters into ``place`` with COPY, in batches of ``batch`` rows.
+def seed_letters(place: DeadPlace, count: int, *, days: int = 30, seed: int = 7, batch: int = 10_000,
+                 analyze: bool = True) -> None:
+    """Insert ``count`` held letters into ``place`` with COPY, in batches of ``batch`` rows
+    (then ANALYZE the letters, unless not ``analyze``).
 
     Group sizes follow a steep curve (group k gets a share proportional to 1/(k+1)), and
     capture times are spread evenly over the last ``days`` days, so charts have a shape.
@@ -134,8 +136,9 @@ def seed_letters(place: DeadPlace, count: int, *, days: int = 30, seed: int = 7,
                     group = rng.choices(groups, weights)[0]
                     captured_at = now - timedelta(seconds=span * (1 - serial / count))
                     copy.write_row(_row(place, group, rng, captured_at, serial_base + serial))
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE console_deadletter")
+    if analyze:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE console_deadletter")
 
 
 def seed_samples(place: DeadPlace, *, hours: int = 24, every_minutes: int = 1, seed: int = 7) -> int:
