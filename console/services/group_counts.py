@@ -96,6 +96,33 @@ def groups(params: dict[str, Any], counts: QuerySet, limit: int) -> list[dict]:
     return result
 
 
+def in_custody() -> tuple[dict[str, int], dict[int, dict[str, int]]]:
+    """Letters in custody by state, and per place by state, from the counts."""
+    from console.models import GroupCount
+
+    by_state: dict[str, int] = {}
+    by_place: dict[int, dict[str, int]] = {}
+    for place_id, state, letters in (GroupCount.objects.values_list("place_id", "state")
+                                     .annotate(n=Sum("letters")).filter(n__gt=0).order_by()):
+        by_state[state] = by_state.get(state, 0) + letters
+        by_place.setdefault(place_id, {})[state] = letters
+    return by_state, by_place
+
+
+def oldest(state: str) -> dict[int, datetime]:
+    """Per place, when its oldest letter in ``state`` was captured (places with none left out):
+    one probe at the end of ``letter_groups`` per failure group of the place in that state."""
+    from console.models import GroupCount
+
+    keys = [(place_id, state, fingerprint) for place_id, fingerprint, _ in (
+        GroupCount.objects.filter(state=state).values_list("place_id", "fingerprint")
+        .annotate(n=Sum("letters")).filter(n__gt=0).order_by())]
+    found: dict[int, datetime] = {}
+    for (place_id, _, _), ((first_at, _), _) in _ends(keys).items():
+        found[place_id] = min(first_at, found.get(place_id, first_at))
+    return found
+
+
 def _ends(keys: Iterable[tuple[int, str, str]]) -> dict[tuple[int, str, str], tuple[tuple[datetime, int], datetime]]:
     """For each (place, state, fingerprint): its first letter's (captured_at, id) and its last
     letter's captured_at, two probes at the ends of ``letter_groups``."""
@@ -106,7 +133,7 @@ def _ends(keys: Iterable[tuple[int, str, str]]) -> dict[tuple[int, str, str], tu
     with connection.cursor() as cursor:
         cursor.execute(
             """SELECT k.place_id, k.state, k.fingerprint, first.captured_at, first.id, last.captured_at
-                 FROM unnest(%s::int[], %s::text[], %s::text[]) AS k (place_id, state, fingerprint)
+                 FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS k (place_id, state, fingerprint)
                  CROSS JOIN LATERAL (
                      SELECT captured_at, id FROM console_deadletter AS d
                       WHERE (d.place_id, d.state, d.fingerprint) = (k.place_id, k.state, k.fingerprint)

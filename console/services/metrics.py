@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from django.db.models import Count, Min, Q, Sum
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from console.models import Broker, Channel, DeadLetter, DeadPlace, Delivery, Job, LetterHandling, LetterState
+from console.models import Broker, Channel, DeadPlace, Delivery, Job, LetterHandling, LetterState
+from console.services import group_counts
 
 
 def _place_label(place: dict) -> str:
@@ -31,7 +32,7 @@ class ConsoleCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         yield from self._places()
         letters = GaugeMetricFamily("dlo_letters", "Letters in custody by state", labels=["state"])
-        counts = dict(DeadLetter.objects.values_list("state").annotate(n=Count("id")))
+        counts, _ = group_counts.in_custody()
         for state in LetterState.values:
             letters.add_metric([state], counts.get(state, 0))
         yield letters
@@ -60,17 +61,19 @@ class ConsoleCollector(Collector):
         arrivals = CounterMetricFamily("dlo_place_arrivals", "Letters taken into custody from the place",
                                        labels=labels)
         now = timezone.now()
-        stats = {row["place_id"]: row for row in DeadLetter.objects.values("place_id").annotate(
-            held=Count("id", filter=Q(state=LetterState.HELD)), total=Count("id"),
-            oldest=Min("captured_at", filter=Q(state=LetterState.HELD))).order_by()}
+        # From the failure groups' counts (console.services.group_counts): a scrape reads a few
+        # rows per place, not every letter.
+        _, by_place = group_counts.in_custody()
+        first_held = group_counts.oldest(LetterState.HELD)
         for place in DeadPlace.objects.filter(gone=False).values("pk", "name", "scope", "depth", "broker__name"):
             values = [place["broker__name"], _place_label(place)]
-            row = stats.get(place["pk"], {"held": 0, "total": 0, "oldest": None})
+            states = by_place.get(place["pk"], {})
             if place["depth"] is not None:
                 depth.add_metric(values, place["depth"])
-            held.add_metric(values, row["held"])
-            oldest.add_metric(values, (now - row["oldest"]).total_seconds() if row["oldest"] else 0)
-            arrivals.add_metric(values, row["total"])
+            held.add_metric(values, states.get(LetterState.HELD, 0))
+            first = first_held.get(place["pk"])
+            oldest.add_metric(values, (now - first).total_seconds() if first else 0)
+            arrivals.add_metric(values, sum(states.values()))
         yield from (depth, held, oldest, arrivals)
 
     def _rule_actions(self) -> Metric:
