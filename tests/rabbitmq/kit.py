@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import struct
 import time
 import uuid
 from collections.abc import Callable
@@ -294,6 +295,60 @@ class CuttingProxy:
                 writer.transport.abort()
 
         await asyncio.gather(pipe(client_reader, broker_writer, True), pipe(broker_reader, client_writer, False))
+
+    def close(self) -> None:
+        async def stop() -> None:
+            self._server.close()
+
+        self._kit.run(stop())
+
+
+class AckDroppingProxy:
+    """A TCP proxy in front of RabbitMQ that swallows the client's first ``basic.ack`` and drops
+    the connection both ways at that moment: a broker that goes away with an acknowledgement
+    written by the client but never taken. Later connections pass through."""
+
+    ACK = (60, 80)  # basic.ack: class and method
+
+    def __init__(self, kit: RabbitKit) -> None:
+        self.dropped = 0
+        self._server = kit.run(asyncio.start_server(self._serve, "127.0.0.1", 0))
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._kit = kit
+
+    async def _serve(self, client_reader, client_writer) -> None:
+        broker_reader, broker_writer = await asyncio.open_connection("127.0.0.1", 5672)
+
+        async def to_broker() -> None:
+            try:
+                broker_writer.write(await client_reader.readexactly(8))  # the protocol header
+                while True:
+                    head = await client_reader.readexactly(7)
+                    kind, _, size = struct.unpack(">BHI", head)
+                    rest = await client_reader.readexactly(size + 1)
+                    if kind == 1 and struct.unpack(">HH", rest[:4]) == self.ACK and not self.dropped:
+                        self.dropped += 1
+                        client_writer.transport.abort()
+                        broker_writer.transport.abort()
+                        return
+                    broker_writer.write(head + rest)
+                    await broker_writer.drain()
+            except (ConnectionError, OSError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                broker_writer.transport.abort()
+
+        async def to_client() -> None:
+            try:
+                while data := await broker_reader.read(65536):
+                    client_writer.write(data)
+                    await client_writer.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                client_writer.transport.abort()
+
+        await asyncio.gather(to_broker(), to_client())
 
     def close(self) -> None:
         async def stop() -> None:

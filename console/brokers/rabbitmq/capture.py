@@ -183,6 +183,12 @@ class QueueConsumer:
         else:
             for tag in tags:
                 await self.raw.basic_ack(tag)
+        # basic.ack has no answer: a broker stopping right after it was written could drop it,
+        # and the caller would forget the copies it must match when the messages come back
+        # (a batch stored twice). The queue answers a passive declare after the acks the
+        # channel sent it before, so once this returns the queue has them (as NATS's ack_sync
+        # and ActiveMQ's committed ack do).
+        await self.raw.queue_declare(self.queue, passive=True)
         self.unacked.difference_update(tags)
 
     async def close(self) -> None:
