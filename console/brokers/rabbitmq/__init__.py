@@ -11,7 +11,9 @@ Features
   Depth and consumers come from a passive declare (exact; the API's counts lag), the oldest
   message's time from the API's ``head_message_timestamp``. Nothing is consumed.
 - **Capture** (``capture.py``): a consumer with ``basic.qos(prefetch)`` and manual acks; the
-  caller acks only what it committed; closing the channel requeues the rest. The prefetch is
+  caller acks only what it committed, and an ack returns once the queue has answered a passive
+  declare sent after it (``basic.ack`` has no answer of its own); closing the channel requeues
+  the rest. The prefetch is
   three of the batches asked for, so it shrinks for large messages (started again when the
   batch size changes twofold: RabbitMQ fixes it when a consumer starts).
 - **Failure envelope** (``xdeath.py``): origin subscription, exchange, routing key, reason
