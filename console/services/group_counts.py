@@ -21,6 +21,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import QuerySet, Sum
 
+from console.models import GroupCount
 from console.services.selection import clean_filter, filter_letters
 
 #: The filter keys a count is kept by: any other needs the letters themselves.
@@ -96,27 +97,16 @@ def groups(params: dict[str, Any], counts: QuerySet, limit: int) -> list[dict]:
     return result
 
 
-def in_custody() -> tuple[dict[str, int], dict[int, dict[str, int]]]:
-    """Letters in custody by state, and per place by state, from the counts."""
-    from console.models import GroupCount
-
-    by_state: dict[str, int] = {}
-    by_place: dict[int, dict[str, int]] = {}
-    for place_id, state, letters in (GroupCount.objects.values_list("place_id", "state")
-                                     .annotate(n=Sum("letters")).filter(n__gt=0).order_by()):
-        by_state[state] = by_state.get(state, 0) + letters
-        by_place.setdefault(place_id, {})[state] = letters
-    return by_state, by_place
+def in_custody() -> dict[tuple[int, str, str], int]:
+    """Letters in custody per (place, state, fingerprint), from the counts (keys with none left out)."""
+    return {(place_id, state, fingerprint): letters for place_id, state, fingerprint, letters in (
+        GroupCount.objects.values_list("place_id", "state", "fingerprint")
+        .annotate(n=Sum("letters")).filter(n__gt=0).order_by())}
 
 
-def oldest(state: str) -> dict[int, datetime]:
-    """Per place, when its oldest letter in ``state`` was captured (places with none left out):
-    one probe at the end of ``letter_groups`` per failure group of the place in that state."""
-    from console.models import GroupCount
-
-    keys = [(place_id, state, fingerprint) for place_id, fingerprint, _ in (
-        GroupCount.objects.filter(state=state).values_list("place_id", "fingerprint")
-        .annotate(n=Sum("letters")).filter(n__gt=0).order_by())]
+def first_captured(keys: Iterable[tuple[int, str, str]]) -> dict[int, datetime]:
+    """Per place, when its first letter of any of ``keys`` (place, state, fingerprint) was
+    captured: one probe at the end of ``letter_groups`` per key."""
     found: dict[int, datetime] = {}
     for (place_id, _, _), ((first_at, _), _) in _ends(keys).items():
         found[place_id] = min(first_at, found.get(place_id, first_at))

@@ -30,11 +30,16 @@ def _place_label(place: dict) -> str:
 
 class ConsoleCollector(Collector):
     def collect(self) -> Iterator[Metric]:
-        yield from self._places()
+        # From the failure groups' counts (console.services.group_counts): a scrape reads a few
+        # rows per place, not every letter.
+        counts = group_counts.in_custody()
+        yield from self._places(counts)
         letters = GaugeMetricFamily("dlo_letters", "Letters in custody by state", labels=["state"])
-        counts, _ = group_counts.in_custody()
+        by_state: dict[str, int] = {}
+        for (_, state, _), n in counts.items():
+            by_state[state] = by_state.get(state, 0) + n
         for state in LetterState.values:
-            letters.add_metric([state], counts.get(state, 0))
+            letters.add_metric([state], by_state.get(state, 0))
         yield letters
         jobs = GaugeMetricFamily("dlo_jobs", "Jobs by kind and status", labels=["kind", "status"])
         for kind, status, n in Job.objects.values_list("kind", "status").annotate(n=Count("id")).order_by():
@@ -52,7 +57,7 @@ class ConsoleCollector(Collector):
             failed.add_metric([name], n)
         yield failed
 
-    def _places(self) -> Iterator[Metric]:
+    def _places(self, counts: dict[tuple[int, str, str], int]) -> Iterator[Metric]:
         labels = ["broker", "place"]
         depth = GaugeMetricFamily("dlo_place_depth", "Messages waiting in the dead place on its broker", labels=labels)
         held = GaugeMetricFamily("dlo_place_held_letters", "Letters of the place held in custody", labels=labels)
@@ -61,10 +66,11 @@ class ConsoleCollector(Collector):
         arrivals = CounterMetricFamily("dlo_place_arrivals", "Letters taken into custody from the place",
                                        labels=labels)
         now = timezone.now()
-        # From the failure groups' counts (console.services.group_counts): a scrape reads a few
-        # rows per place, not every letter.
-        _, by_place = group_counts.in_custody()
-        first_held = group_counts.oldest(LetterState.HELD)
+        by_place: dict[int, dict[str, int]] = {}
+        for (place_id, state, _), n in counts.items():
+            states = by_place.setdefault(place_id, {})
+            states[state] = states.get(state, 0) + n
+        first_held = group_counts.first_captured(key for key in counts if key[1] == LetterState.HELD)
         for place in DeadPlace.objects.filter(gone=False).values("pk", "name", "scope", "depth", "broker__name"):
             values = [place["broker__name"], _place_label(place)]
             states = by_place.get(place["pk"], {})

@@ -257,7 +257,37 @@ class RabbitKit:
 
 
 
-class CuttingProxy:
+class _Proxy:
+    """A TCP proxy in front of the local RabbitMQ; ``_serve`` says what it does to a connection."""
+
+    def __init__(self, kit: RabbitKit) -> None:
+        self._server = kit.run(asyncio.start_server(self._serve, "127.0.0.1", 0))
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._kit = kit
+
+    async def _serve(self, client_reader, client_writer) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    async def _pass_through(reader, writer) -> None:
+        """Everything ``reader`` gets, written on, until either side is gone."""
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.transport.abort()
+
+    def close(self) -> None:
+        async def stop() -> None:
+            self._server.close()
+
+        self._kit.run(stop())
+
+
+class CuttingProxy(_Proxy):
     """A TCP proxy in front of RabbitMQ that drops the connection, both ways at once, after the
     client has sent ``cut_after`` bytes: a broker going away at an exact point of a transfer.
     It cuts once; later connections pass through."""
@@ -266,9 +296,7 @@ class CuttingProxy:
         self.cut_after: int | None = cut_after
         self.sent = 0
         self.cuts = 0
-        self._server = kit.run(asyncio.start_server(self._serve, "127.0.0.1", 0))
-        self.port = self._server.sockets[0].getsockname()[1]
-        self._kit = kit
+        super().__init__(kit)
 
     async def _serve(self, client_reader, client_writer) -> None:
         broker_reader, broker_writer = await asyncio.open_connection("127.0.0.1", 5672)
@@ -279,12 +307,12 @@ class CuttingProxy:
             client_writer.transport.abort()
             broker_writer.transport.abort()
 
-        async def pipe(reader, writer, counted: bool) -> None:
+        async def to_broker() -> None:
             try:
-                while data := await reader.read(65536):
-                    writer.write(data)
-                    await writer.drain()
-                    if counted and self.cut_after is not None:
+                while data := await client_reader.read(65536):
+                    broker_writer.write(data)
+                    await broker_writer.drain()
+                    if self.cut_after is not None:
                         self.sent += len(data)
                         if self.sent >= self.cut_after:
                             cut()
@@ -292,18 +320,12 @@ class CuttingProxy:
             except (ConnectionError, OSError):
                 pass
             finally:
-                writer.transport.abort()
+                broker_writer.transport.abort()
 
-        await asyncio.gather(pipe(client_reader, broker_writer, True), pipe(broker_reader, client_writer, False))
-
-    def close(self) -> None:
-        async def stop() -> None:
-            self._server.close()
-
-        self._kit.run(stop())
+        await asyncio.gather(to_broker(), self._pass_through(broker_reader, client_writer))
 
 
-class AckDroppingProxy:
+class AckDroppingProxy(_Proxy):
     """A TCP proxy in front of RabbitMQ that swallows the client's first ``basic.ack`` and drops
     the connection both ways at that moment: a broker that goes away with an acknowledgement
     written by the client but never taken. Later connections pass through."""
@@ -312,9 +334,7 @@ class AckDroppingProxy:
 
     def __init__(self, kit: RabbitKit) -> None:
         self.dropped = 0
-        self._server = kit.run(asyncio.start_server(self._serve, "127.0.0.1", 0))
-        self.port = self._server.sockets[0].getsockname()[1]
-        self._kit = kit
+        super().__init__(kit)
 
     async def _serve(self, client_reader, client_writer) -> None:
         broker_reader, broker_writer = await asyncio.open_connection("127.0.0.1", 5672)
@@ -338,20 +358,4 @@ class AckDroppingProxy:
             finally:
                 broker_writer.transport.abort()
 
-        async def to_client() -> None:
-            try:
-                while data := await broker_reader.read(65536):
-                    client_writer.write(data)
-                    await client_writer.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                client_writer.transport.abort()
-
-        await asyncio.gather(to_broker(), to_client())
-
-    def close(self) -> None:
-        async def stop() -> None:
-            self._server.close()
-
-        self._kit.run(stop())
+        await asyncio.gather(to_broker(), self._pass_through(broker_reader, client_writer))

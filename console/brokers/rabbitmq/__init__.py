@@ -13,9 +13,8 @@ Features
 - **Capture** (``capture.py``): a consumer with ``basic.qos(prefetch)`` and manual acks; the
   caller acks only what it committed, and an ack returns once the queue has answered a passive
   declare sent after it (``basic.ack`` has no answer of its own); closing the channel requeues
-  the rest. The prefetch is
-  three of the batches asked for, so it shrinks for large messages (started again when the
-  batch size changes twofold: RabbitMQ fixes it when a consumer starts).
+  the rest. The prefetch is three of the batches asked for, so it shrinks for large messages
+  (started again when the batch size changes twofold: RabbitMQ fixes it when a consumer starts).
 - **Failure envelope** (``xdeath.py``): origin subscription, exchange, routing key, reason
   (``rejected``, ``expired``, ``maxlen``, ``delivery_limit``), count and failure times from
   ``x-death``, skipping retry-queue hops; ``x-first-death-*`` and quorum ``x-delivery-count``
