@@ -1,5 +1,6 @@
-"""aiormq's frame reader against ours (console/brokers/rabbitmq/frames.py), on the frames of
-dead letters as RabbitMQ delivers them, in the same process, in turn.
+"""aiormq's frame reader against ours (console/brokers/rabbitmq/frames.py, which decodes a
+delivery's frames with console/brokers/rabbitmq/decoding.py), on the frames of dead letters as
+RabbitMQ delivers them, in the same process, in turn.
 
     .venv/bin/python benchmarks/frame_reader.py              # --messages 5000 --rounds 21
 

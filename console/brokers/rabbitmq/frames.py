@@ -8,6 +8,8 @@ header, body). A capture's reader spent about a tenth of its CPU on it
 reads and hands them to pamqp as aiormq does, with aiormq's errors for a closed, refused or
 reset connection and for a server answering with a protocol header. It drops the lock: aiormq
 reads frames from one task at a time (the handshake in ``connect``, then the reader task).
+A delivery's ``basic.deliver`` and content header are decoded by console/brokers/rabbitmq/decoding.py,
+every other frame by pamqp.
 
 ``use_lean_frames()`` makes aiormq build it for every connection opened afterwards (aiormq's
 module attribute, private: the pin in requirements.txt covers it).
@@ -19,10 +21,11 @@ import asyncio
 import struct
 
 import aiormq.connection
-import pamqp.frame
 from aiormq.connection import FrameReceiver
 from aiormq.exceptions import AMQPConnectionError, InvalidFrameError, ProtocolSyntaxError
 from pamqp.exceptions import PAMQPException
+
+from console.brokers.rabbitmq.decoding import unmarshal
 
 _HEADER = struct.Struct(">BHI")  # frame type, channel, payload size
 
@@ -54,7 +57,7 @@ class LeanFrameReceiver(FrameReceiver):
         except OSError as e:
             raise AMQPConnectionError(f"Server communication error: {e!r}") from e
         try:
-            return pamqp.frame.unmarshal(header + rest)
+            return unmarshal(header + rest)
         except PAMQPException as e:
             raise InvalidFrameError(str(e)) from e
 
