@@ -64,3 +64,17 @@ def test_a_foreign_user_id_is_refused_without_breaking_the_window(kit, adapter):
     assert "user_id 'mallory'" in results[0].error
     assert [m.body for m in kit.drain(target)] == [b"2"]
 
+
+
+def test_a_header_amqp_cannot_carry_is_refused_without_breaking_the_window(kit, adapter):
+    """An integer wider than 64 bits (JSON allows it; an edited letter may hold one) cannot be
+    written as an AMQP field value: that letter is refused, the others go out."""
+    target = kit.queue(kit.name("wide"))
+    results = adapter.publish([
+        Outgoing("a", target, b"1", {"n": 1}, {}),
+        Outgoing("b", target, b"2", {"n": 2 ** 64}, {}),
+        Outgoing("c", target, b"3", {"n": 3}, {}),
+    ], window=10)
+    assert [r.ok for r in results] == [True, False, True]
+    assert results[1].error == "its properties cannot be encoded: n error: Unsupported numeric value: 18446744073709551616"
+    assert [(m.body, m.headers) for m in kit.drain(target)] == [(b"1", {"n": 1}), (b"3", {"n": 3})]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 import struct
 from typing import Any
 
@@ -132,8 +133,11 @@ def _content_header(data: bytes, at: int, end: int) -> ContentHeader:
     return header
 
 
+@functools.lru_cache(maxsize=1024)
 def _timestamp(seconds: int) -> datetime.datetime:
-    # pamqp's rule: anything above the year 2106 is likely milliseconds
+    """pamqp's datetime for an AMQP timestamp; anything above the year 2106 is likely
+    milliseconds. Cached: the letters of a capture died within seconds of each other, and a
+    datetime is immutable."""
     return datetime.datetime.fromtimestamp(seconds / 1000.0 if seconds > 0xFFFFFFFF else seconds, tz=_UTC)
 
 

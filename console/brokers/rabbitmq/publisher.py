@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,9 +27,9 @@ from aiormq.exceptions import (
     DeliveryError,
 )
 from pamqp import commands as spec
-from pamqp.header import ContentHeader
 
 from console.brokers.base import BrokerError, Outgoing, PublishResult
+from console.brokers.rabbitmq.encoding import content_header, publish_frames
 from console.brokers.rabbitmq.messages import encode_properties
 
 log = logging.getLogger(__name__)
@@ -94,13 +95,13 @@ class ConfirmWindowPublisher:
         together (up to WRITE_CHUNK at a time), one write and one drain for many messages.
         """
         results: dict[int, PublishResult] = {}
-        ready: list[tuple[int, Outgoing, spec.Basic.Properties]] = []
+        ready: list[tuple[int, Outgoing, spec.Basic.Properties, bytes]] = []
         for index, out in messages:
-            properties, refusal = self._prepare(out)
-            if properties is None:
+            prepared, refusal = self._prepare(out)
+            if prepared is None:
                 results[index] = PublishResult(out.key, False, refusal)
             else:
-                ready.append((index, out, properties))
+                ready.append((index, out, *prepared))
         slots = _Window(max(1, window))
         sent: list[_Pending] = []
         async with self._sending:  # a publish made meanwhile goes out after this one
@@ -127,9 +128,10 @@ class ConfirmWindowPublisher:
             f"were sent on vhost {self.vhost!r} (is a resource alarm blocking publishers?)", permanent=False,
         )
 
-    def _prepare(self, out: Outgoing) -> tuple[spec.Basic.Properties | None, str]:
-        """The message's encoded properties, or why it is refused here: messages RabbitMQ would
-        answer by closing the channel (and so failing the whole window) never go out."""
+    def _prepare(self, out: Outgoing) -> tuple[tuple[spec.Basic.Properties, bytes] | None, str]:
+        """The message's properties and its content header frame, or why it is refused here:
+        messages RabbitMQ would answer by closing the channel (and so failing the whole window),
+        and those that cannot be written, never go out."""
         if len(out.destination.encode("utf-8")) > MAX_ROUTING_KEY_BYTES:
             return None, f"queue name longer than {MAX_ROUTING_KEY_BYTES} bytes: {out.destination[:60]!r}..."
         user_id = out.properties.get("user_id")
@@ -137,31 +139,28 @@ class ConfirmWindowPublisher:
             return None, (f"its user_id {user_id!r} differs from the console's user {self.username!r}; "
                           "RabbitMQ refuses such a publish")
         try:
-            return encode_properties(out.properties, out.headers), ""
-        except (ValueError, TypeError) as exc:
+            properties = encode_properties(out.properties, out.headers)
+            return (properties, content_header(self.channel.number, properties, len(out.body))), ""
+        except (ValueError, TypeError, OverflowError, struct.error) as exc:
             return None, f"its properties cannot be encoded: {exc}"
 
-    async def _send(self, chunk: list[tuple[int, Outgoing, spec.Basic.Properties]]) -> list[_Pending]:
+    async def _send(self, chunk: list[tuple[int, Outgoing, spec.Basic.Properties, bytes]]) -> list[_Pending]:
         channel = self.channel
-        frames: list[Any] = []
+        frames: list[bytes] = []
         sent: list[_Pending] = []
         async with channel.lock:
-            for index, out, properties in chunk:
+            for index, out, properties, header in chunk:
                 channel.delivery_tag += 1
                 confirmation = channel.loop.create_future()  # failed by _fail_outstanding on close
                 channel.confirmations[channel.delivery_tag] = confirmation
                 pending = _Pending(channel.delivery_tag, index, out, properties, confirmation)
                 self._outstanding[pending.tag] = pending
                 sent.append(pending)
-                frames += [
-                    spec.Basic.Publish(exchange="", routing_key=out.destination, mandatory=True),
-                    ContentHeader(properties=properties, body_size=len(out.body)),
-                    *channel._split_body(out.body),
-                ]
+                frames.append(publish_frames(channel.number, out.destination, header, out.body,
+                                             channel.max_content_size))
             drained = channel.create_future()
-            await channel.write_queue.put(
-                ChannelFrame.marshall(frames=frames, channel_number=channel.number, drain_future=drained)
-            )
+            await channel.write_queue.put(ChannelFrame(payload=b"".join(frames), should_close=False,
+                                                       drain_future=drained))
         await drained
         return sent
 
