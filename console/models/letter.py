@@ -71,7 +71,10 @@ class DeadLetter(models.Model):
     replayed_to = models.CharField(max_length=500, blank=True)
     replayed_at = models.DateTimeField(null=True, blank=True)
     last_job = models.ForeignKey(
-        "console.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+        "console.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False,
+        # No constraint in the database either (see broker above): a replay sets it on every letter
+        # it marks, and the deferred check locked the job's row once per letter at each commit.
+        db_constraint=False,
     )
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="returns", db_index=False,
