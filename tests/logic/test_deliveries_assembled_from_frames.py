@@ -1,0 +1,60 @@
+"""console.brokers.rabbitmq.capture.Deliveries: a delivery's frames, as the connection reads
+them, become the message aiormq would make of them; every other frame, and the frames of a
+delivery that come out of order, reach aiormq's channel queue as they came."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+from pamqp import commands as spec
+from pamqp.body import ContentBody
+from pamqp.header import ContentHeader
+
+from console.brokers.rabbitmq.capture import Deliveries
+
+
+def feed(frames):
+    """Each frame put as aiormq's connection reader puts it; what reached the consumer and
+    what reached the channel's queue."""
+    async def run():
+        raw = SimpleNamespace(frames=asyncio.Queue())
+        taken = []
+        Deliveries(raw, taken.append)
+        for frame in frames:
+            await raw.frames.put((0, frame))
+        queued = []
+        while not raw.frames.empty():
+            queued.append(raw.frames.get_nowait()[1])
+        return raw, taken, queued
+
+    return asyncio.run(run())
+
+
+def deliver(tag: int) -> spec.Basic.Deliver:
+    return spec.Basic.Deliver("ctag", tag, False, "", "orders.dlq")
+
+
+def header(size: int, message_id: str) -> ContentHeader:
+    return ContentHeader(0, size, spec.Basic.Properties(message_id=message_id))
+
+
+def test_a_delivery_in_several_body_frames_is_one_message():
+    declare_ok = spec.Queue.DeclareOk("orders.dlq", 0, 1)
+    raw, taken, queued = feed([
+        deliver(1), header(7, "a"), ContentBody(b"abc"), ContentBody(b"defg"),
+        deliver(2), header(0, "empty"),
+        declare_ok,
+    ])
+    assert [(m.delivery.delivery_tag, m.header.properties.message_id, m.body) for m in taken] == \
+        [(1, "a", b"abcdefg"), (2, "empty", b"")]
+    assert all(m.channel is raw for m in taken)
+    assert queued == [declare_ok]  # answers go to aiormq, after the deliveries before them
+
+
+def test_frames_out_of_order_go_to_aiormq_as_they_came():
+    cancel = spec.Basic.CancelOk("ctag")
+    frames = [deliver(1), cancel, deliver(2), header(3, "b"), deliver(3)]
+    _, taken, queued = feed(frames)
+    assert taken == []
+    assert queued == frames  # aiormq's channel reader fails the channel on them, as it did
