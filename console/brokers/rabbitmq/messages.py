@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any
 
 from pamqp.commands import Basic
@@ -78,6 +79,10 @@ def plain(value: Any) -> Any:
     return value
 
 
+#: Exact types a header table keeps as they are (subclasses take the longer way).
+_AS_THEY_ARE = frozenset({datetime, float, Decimal, bytearray})
+
+
 def table(value: Mapping[str, Any]) -> dict[str, Any]:
     """A header table pamqp can encode: bytes as byte arrays (pamqp encodes only
     ``bytearray``), tuples as arrays, everything else as it is.
@@ -85,11 +90,17 @@ def table(value: Mapping[str, Any]) -> dict[str, Any]:
     pamqp writes every float as a 32-bit ``f``, so a 64-bit ``d`` header comes back rounded.
     """
     def fix(item: Any) -> Any:
-        kind = type(item)  # the common exact types first: this runs on every publish
+        kind = type(item)  # the exact types from_json gives first: this runs on every publish
         if kind is str or kind is int or item is None or kind is bool:
             return item
         if kind is dict:
             return {k if type(k) is str else str(k): fix(v) for k, v in item.items()}
+        if kind is list:
+            return [fix(v) for v in item]
+        if kind is bytes:
+            return bytearray(item)
+        if kind in _AS_THEY_ARE:
+            return item
         if isinstance(item, Mapping):
             return {str(k): fix(v) for k, v in item.items()}
         if isinstance(item, (list, tuple)):
