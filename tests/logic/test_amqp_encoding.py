@@ -5,7 +5,6 @@ write is refused the same way: the publisher turns it into the letter's refusal.
 from __future__ import annotations
 
 import re
-import struct
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
