@@ -18,14 +18,20 @@ def feed(frames):
     """Each frame put as aiormq's connection reader puts it; what reached the consumer and
     what reached the channel's queue."""
     async def run():
-        raw = SimpleNamespace(frames=asyncio.Queue())
-        taken = []
+        raw = SimpleNamespace(frames=asyncio.Queue(maxsize=2))  # aiormq's holds ten, then waits
+        taken, queued = [], []
+
+        async def channel_reader():
+            while True:
+                queued.append((await raw.frames.get())[1])
+
+        reader = asyncio.ensure_future(channel_reader())
         Deliveries(raw, taken.append)
         for frame in frames:
             await raw.frames.put((0, frame))
-        queued = []
         while not raw.frames.empty():
-            queued.append(raw.frames.get_nowait()[1])
+            await asyncio.sleep(0)
+        reader.cancel()
         return raw, taken, queued
 
     return asyncio.run(run())
@@ -54,7 +60,7 @@ def test_a_delivery_in_several_body_frames_is_one_message():
 
 def test_frames_out_of_order_go_to_aiormq_as_they_came():
     cancel = spec.Basic.CancelOk("ctag")
-    frames = [deliver(1), cancel, deliver(2), header(3, "b"), deliver(3)]
+    frames = [deliver(1), cancel, deliver(2), header(3, "b"), ContentBody(b"x"), deliver(3), header(0, "c")]
     _, taken, queued = feed(frames)
     assert taken == []
     assert queued == frames  # aiormq's channel reader fails the channel on them, as it did

@@ -209,7 +209,7 @@ class Deliveries:
     def __init__(self, raw: Any, take: Callable[[DeliveredMessage], None]) -> None:
         self._raw = raw
         self._take = take
-        self._queue = raw.frames.put_nowait
+        self._queue = raw.frames.put  # the queue's own (it holds ten frames, then waits)
         self._held: list[tuple[Any, Any]] = []  # the frames of the delivery under way
         self._header: ContentHeader | None = None
         self._size = 0
@@ -221,27 +221,28 @@ class Deliveries:
             if type(frame) is spec.Basic.Deliver:
                 self._held.append(item)
             else:
-                self._queue(item)
+                await self._queue(item)
             return
         self._held.append(item)
         if self._header is None:
             if type(frame) is not ContentHeader:
-                return self._hand_back()
+                return await self._hand_back()
             self._header = frame
         elif type(frame) is ContentBody:
             self._size += len(frame.value)
         else:
-            return self._hand_back()
+            return await self._hand_back()
         if self._size >= self._header.body_size:
             body = b"".join(held[1].value for held in self._held[2:])
             self._take(DeliveredMessage(delivery=self._held[0][1], header=self._header, body=body,
                                         channel=self._raw))
             self._reset()
 
-    def _hand_back(self) -> None:
-        for held in self._held:
-            self._queue(held)
+    async def _hand_back(self) -> None:
+        held, self._held = self._held, []
         self._reset()
+        for item in held:
+            await self._queue(item)
 
     def _reset(self) -> None:
         self._held, self._header, self._size = [], None, 0
