@@ -5,6 +5,7 @@ delivery that come out of order, reach aiormq's channel queue as they came."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 from pamqp import commands as spec
@@ -34,7 +35,10 @@ def feed(frames):
         reader.cancel()
         return raw, taken, queued
 
-    return asyncio.run(run())
+    # On a thread of its own: earlier tests in the suite (Playwright's sync API) may leave an
+    # event loop running on this one.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, run()).result()
 
 
 def deliver(tag: int) -> spec.Basic.Deliver:
