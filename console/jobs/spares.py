@@ -17,14 +17,14 @@ from console.models import Broker
 log = logging.getLogger(__name__)
 
 
-def start_spares() -> list[str]:
-    """Start the spares; returns the kinds of broker they were started for. A database that
-    cannot be read now only means no spares: the jobs start their children themselves."""
+def start_spares() -> None:
+    """Start the spares. A database that cannot be read now only means no spares: the jobs
+    start their children themselves."""
     try:
         kinds = sorted(set(Broker.objects.values_list("kind", flat=True)))
     except Exception as exc:  # noqa: BLE001 - a worker starts whatever the database says
         log.warning("no spare broker children: the brokers could not be read (%s)", exc)
-        return []
+        return
     started = []
     for kind in kinds:
         try:
@@ -35,4 +35,5 @@ def start_spares() -> list[str]:
         for module in (capture_process.__name__, publish_process.__name__):
             start_spare(module, adapter_module(kind))
         started.append(kind)
-    return started
+    if started:
+        log.info("spare readers and publishers started for %s brokers", ", ".join(started))
