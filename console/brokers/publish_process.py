@@ -64,8 +64,10 @@ class ChildPublisher(child_process.Child):
             with self._lock:
                 child_process.send(self._process.stdin, ("publish", ticket, [tuple(p) for p in publications], window))
         except (OSError, ValueError):
-            self._waiting.pop(ticket, None)
-            future.set_exception(self._died())
+            # The replies thread fails every waiting future when the child dies: whichever of
+            # the two takes the ticket out settles it, once.
+            if self._waiting.pop(ticket, None) is not None:
+                future.set_exception(self._died())
         return future
 
     def publish(self, publications: Sequence[Publication], *, window: int) -> list[PublishResult]:
@@ -102,7 +104,9 @@ class ChildPublisher(child_process.Child):
         except (OSError, EOFError, pickle.UnpicklingError, ValueError):
             died = self._died()
             for ticket in list(self._waiting):
-                self._waiting.pop(ticket).set_exception(died)
+                waiting = self._waiting.pop(ticket, None)  # None: start() took it out and failed it
+                if waiting is not None:
+                    waiting.set_exception(died)
             if not closed.done():
                 closed.set_exception(died)
 
