@@ -23,7 +23,6 @@ messages (tags aside).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 import uuid
@@ -34,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pamqp.frame  # noqa: E402
 
 from benchmarks import broker_bench as bench  # noqa: E402
+from benchmarks.harness import print_paired  # noqa: E402
 from console.brokers import get_adapter  # noqa: E402
 from console.brokers.base import BrokerConfig, PlaceRef  # noqa: E402
 from console.brokers.rabbitmq import capture, frames  # noqa: E402
@@ -95,11 +95,7 @@ def main() -> None:
     finally:
         capture.Deliveries, frames.unmarshal = original
         rabbit.cleanup()
-    for name, values in times.items():
-        print(f"{name:6} CPU µs a letter read: median {statistics.median(values):.1f} "
-              f"(lowest {min(values):.1f}, highest {max(values):.1f})")
-    ratios = [ours / theirs for ours, theirs in zip(times["after"], times["before"])]
-    print(f"ratio after / before, median of {args.rounds} rounds: {statistics.median(ratios):.2f}")
+    print_paired(times, "a letter read")
 
 
 if __name__ == "__main__":

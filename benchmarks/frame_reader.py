@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import sys
 import time
 from datetime import datetime, timezone
@@ -31,6 +30,7 @@ from pamqp.body import ContentBody  # noqa: E402
 from pamqp.frame import marshal  # noqa: E402
 from pamqp.header import ContentHeader  # noqa: E402
 
+from benchmarks.harness import print_paired  # noqa: E402
 from console.brokers.rabbitmq.frames import LeanFrameReceiver  # noqa: E402
 
 BODY = b'{"order_id": 1234567, "sku": "gift wrap", "note": "' + b"x" * 960 + b'"}'
@@ -95,11 +95,7 @@ def main() -> None:
         assert [summary(f) for f in theirs] == [summary(f) for f in ours], "both read the same frames"
         times["aiormq"].append(theirs_s / args.messages * 1e6)
         times["ours"].append(ours_s / args.messages * 1e6)
-    for name, values in times.items():
-        print(f"{name:7} CPU µs a message (3 frames): median {statistics.median(values):.1f} "
-              f"(lowest {min(values):.1f}, highest {max(values):.1f})")
-    ratios = [ours / theirs for ours, theirs in zip(times["ours"], times["aiormq"])]
-    print(f"ratio ours / aiormq, median of {args.rounds} rounds: {statistics.median(ratios):.2f}")
+    print_paired(times, "a message (3 frames)")
 
 
 if __name__ == "__main__":

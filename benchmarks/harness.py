@@ -157,6 +157,18 @@ def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
+def print_paired(times: dict[str, list[float]], unit: str) -> None:
+    """Paired rounds of an old and a new way (``times``: the old first, then the new, µs each
+    round): each one's median, lowest and highest, then the median of the rounds' ratios."""
+    (old, old_times), (new, new_times) = times.items()
+    width = max(len(old), len(new))
+    for name, values in times.items():
+        print(f"{name:{width}} CPU µs {unit}: median {statistics.median(values):.1f} "
+              f"(lowest {min(values):.1f}, highest {max(values):.1f})")
+    ratios = [ours / theirs for ours, theirs in zip(new_times, old_times)]
+    print(f"ratio {new} / {old}, median of {len(ratios)} rounds: {statistics.median(ratios):.2f}")
+
+
 # -- memory --------------------------------------------------------------------------------------
 
 def reset_peak_rss() -> bool:

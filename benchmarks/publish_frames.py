@@ -14,7 +14,6 @@ rounds' ratios, and checks that both wrote the same bytes.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from datetime import datetime, timezone
@@ -28,6 +27,7 @@ from pamqp.body import ContentBody  # noqa: E402
 from pamqp.header import ContentHeader  # noqa: E402
 
 from benchmarks.broker_bench import body_of  # noqa: E402
+from benchmarks.harness import print_paired  # noqa: E402
 from console.brokers.rabbitmq.encoding import content_header, publish_frames  # noqa: E402
 from console.brokers.rabbitmq.messages import encode_properties  # noqa: E402
 
@@ -81,11 +81,7 @@ def main() -> None:
         assert ours == theirs, "both wrote the same bytes"
         times["pamqp"].append(theirs_us)
         times["ours"].append(ours_us)
-    for name, values in times.items():
-        print(f"{name:6} CPU µs a message (publish, header, body): median {statistics.median(values):.1f} "
-              f"(lowest {min(values):.1f}, highest {max(values):.1f})")
-    ratios = [ours / theirs for ours, theirs in zip(times["ours"], times["pamqp"])]
-    print(f"ratio ours / pamqp, median of {args.rounds} rounds: {statistics.median(ratios):.2f}")
+    print_paired(times, "a message (publish, header, body)")
 
 
 if __name__ == "__main__":

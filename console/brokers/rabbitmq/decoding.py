@@ -37,7 +37,6 @@ _U32 = struct.Struct(">I").unpack_from
 _I8 = struct.Struct(">b").unpack_from
 _I16 = struct.Struct(">h").unpack_from
 _I32 = struct.Struct(">l").unpack_from
-_I32_DECIMAL = struct.Struct(">i").unpack_from
 _I64 = struct.Struct(">q").unpack_from
 _U64 = struct.Struct(">Q").unpack_from
 _F32 = struct.Struct(">f").unpack_from
@@ -207,7 +206,7 @@ def _fixed(unpack) -> Any:
 
 
 def _decimal(data: bytes, at: int) -> decimal.Decimal:
-    return decimal.Decimal(_I32_DECIMAL(data, at + 1)[0]) * (_TEN ** -data[at])
+    return decimal.Decimal(_I32(data, at + 1)[0]) * (_TEN ** -data[at])
 
 
 #: Type octet -> (width, reader) of the fixed-width field values, as pamqp decodes them.

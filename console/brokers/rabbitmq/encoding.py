@@ -33,7 +33,6 @@ _I8 = struct.Struct(">b").pack
 _I16 = struct.Struct(">h").pack
 _U16 = struct.Struct(">H").pack
 _I32 = struct.Struct(">l").pack
-_U32_VALUE = struct.Struct(">L").pack
 _I64 = struct.Struct(">q").pack
 _F32 = struct.Struct(">f").pack
 _U64 = struct.Struct(">Q").pack
@@ -139,7 +138,7 @@ def _value(value: Any) -> bytes:
         if -2147483648 <= value <= 2147483647:
             return b"I" + _I32(value)
         if 0 <= value <= 4294967295:
-            return b"i" + _U32_VALUE(value)
+            return b"i" + _U32(value)
         return b"l" + _I64(value)  # struct.error beyond 64 bits: pamqp's TypeError
     if kind is dict:
         return b"F" + _table(value)
