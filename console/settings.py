@@ -53,6 +53,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # After authentication and htmx: every page needs its role (console.access.policy).
     "console.access.middleware.RoleMiddleware",
+    # Refusals of the services that a page view let through (console.refusals): one answer.
+    "console.web.refusals.RefusalMiddleware",
     "console.context.SourceIpMiddleware",
     "console.security.headers.ContentSecurityPolicyMiddleware",
 ]
@@ -145,6 +147,8 @@ REST_FRAMEWORK = {
         "console.access.api.RolePermission",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Every refusal of the services (console.refusals) answers with its own status, in one place.
+    "EXCEPTION_HANDLER": "console.api.errors.handle_exception",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # JSON that no field could store (unpaired surrogates, integers beyond 64 bits) is a 400.
     "DEFAULT_PARSER_CLASSES": [

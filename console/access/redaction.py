@@ -30,6 +30,7 @@ from typing import Any
 
 from console.access.roles import SEE_UNREDACTED, has
 from console.brokers.values import body_preview
+from console.refusals import Refusal
 
 MASK = "***"
 #: A viewer's preview is made from at most this much of the masked body.
@@ -38,7 +39,7 @@ PREVIEW_SOURCE_BYTES = 64 * 1024
 _STEP = re.compile(r"\.\.(?P<descend>[\w-]+|\*)|\.(?P<child>[\w-]+|\*)|\[(?P<index>\d+|\*|'[^']*'|\"[^\"]*\")\]")
 
 
-class RuleError(ValueError):
+class RuleError(Refusal):
     """A redaction rule's pattern cannot be used."""
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from console.refusals import Forbidden
 
 
-class OutOfScope(PermissionError):
+class OutOfScope(Forbidden, PermissionError):
     """The user may not see or act on this broker, place or letter."""
 
 

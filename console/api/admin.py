@@ -11,13 +11,12 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console.access.redaction import RuleError
 from console.access.roles import ROLES, limits_of, role_of
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.models import Broker, DeadPlace, RedactionRule
 from console.services.redaction import do_delete_redaction_rule, do_set_redaction_rule
 from console.services.roles import do_grant_role, do_set_limits
-from console.services.tokens import TokenError, do_create_token, do_revoke_token, visible_tokens
+from console.services.tokens import do_create_token, do_revoke_token, visible_tokens
 
 
 class RedactionRuleSerializer(serializers.ModelSerializer):
@@ -36,10 +35,7 @@ class RedactionRuleList(APIView):
     def post(self, request):
         given = RedactionRuleSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            rule = do_set_redaction_rule(actor=request.user, **given.validated_data)
-        except RuleError as exc:
-            return refused(exc)
+        rule = do_set_redaction_rule(actor=request.user, **given.validated_data)
         return Response(RedactionRuleSerializer(rule).data, status=status.HTTP_201_CREATED)
 
 
@@ -49,10 +45,7 @@ class RedactionRuleDetail(APIView):
         rule = generics.get_object_or_404(RedactionRule, pk=redaction_rule_id)
         given = RedactionRuleSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            rule = do_set_redaction_rule(actor=request.user, rule=rule, **given.validated_data)
-        except RuleError as exc:
-            return refused(exc)
+        rule = do_set_redaction_rule(actor=request.user, rule=rule, **given.validated_data)
         return Response(RedactionRuleSerializer(rule).data)
 
     @extend_schema(request=None, responses={204: None})
@@ -153,8 +146,5 @@ class TokenList(APIView):
         if len(matches) != 1:  # a query naming nothing: refused like any bad parameter
             return Response({"detail": f"no token of {user} you may see starts with {key_starts!r}"},
                             status=status.HTTP_400_BAD_REQUEST)
-        try:
-            do_revoke_token(matches[0], actor=request.user, reason=request.query_params.get("reason", ""))
-        except TokenError as exc:
-            return refused(exc)
+        do_revoke_token(matches[0], actor=request.user, reason=request.query_params.get("reason", ""))
         return Response(status=status.HTTP_204_NO_CONTENT)

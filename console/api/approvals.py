@@ -6,15 +6,15 @@ Self-approval answers 403 (and is audited); a job that no longer waits answers 4
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import generics, serializers, status
+from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.scope import visible
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
 from console.api.keyset import NewestFirstPagination
-from console.jobs.approvals import ApprovalError, NotAllowedToApprove, SelfApprovalError, do_approve, do_refuse
+from console.jobs.approvals import do_approve, do_refuse
 from console.models import Job
 
 
@@ -57,12 +57,7 @@ class JobApprove(APIView):
         job = generics.get_object_or_404(Job, pk=job_id)
         given = ApproveSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            job = do_approve(job, actor=request.user, reason=given.validated_data["reason"])
-        except (SelfApprovalError, NotAllowedToApprove) as exc:
-            return refused(exc, status.HTTP_403_FORBIDDEN)
-        except ApprovalError as exc:
-            return refused(exc, status.HTTP_409_CONFLICT)
+        job = do_approve(job, actor=request.user, reason=given.validated_data["reason"])
         return Response(ApprovalJobSerializer(job, context={"request": request}).data)
 
 
@@ -74,8 +69,5 @@ class JobRefuse(APIView):
         job = generics.get_object_or_404(Job, pk=job_id)
         given = RefuseSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            job = do_refuse(job, actor=request.user, reason=given.validated_data["reason"])
-        except ApprovalError as exc:
-            return refused(exc, status.HTTP_409_CONFLICT)
+        job = do_refuse(job, actor=request.user, reason=given.validated_data["reason"])
         return Response(ApprovalJobSerializer(job, context={"request": request}).data)

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.scope import visible
-from console.api.errors import BrokerErrorSerializer, ErrorSerializer, broker_failed, refused
+from console.api.errors import BrokerErrorSerializer, ErrorSerializer, broker_failed
 from console.api.places import PlaceSerializer, places_with_custody
 from console.brokers import BrokerError
 from console.brokers.registry import KINDS, adapter_class
@@ -25,7 +25,7 @@ from console.services.brokers import (
     split_credentials,
     test_connection,
 )
-from console.services.keeping import KeepError, do_keep_new_places
+from console.services.keeping import do_keep_new_places
 
 
 def without_credentials(url: str) -> str:
@@ -99,8 +99,6 @@ class BrokerConnectionTest(APIView):
         given.is_valid(raise_exception=True)
         try:
             facts = test_connection(actor=request.user, **given.validated_data)
-        except BrokerSetupError as exc:
-            return refused(exc)
         except BrokerError as exc:
             return broker_failed(exc)
         return Response({"ok": True, "facts": {k: str(v) for k, v in facts.items()}})
@@ -117,8 +115,6 @@ class BrokerList(APIView):
         given.is_valid(raise_exception=True)
         try:
             broker = do_add_broker(actor=request.user, **given.validated_data)
-        except BrokerSetupError as exc:
-            return refused(exc)
         except ModelValidationError as exc:
             return Response(exc.message_dict, status=status.HTTP_400_BAD_REQUEST)
         return Response(BrokerSerializer(broker).data, status=status.HTTP_201_CREATED)
@@ -145,10 +141,7 @@ class BrokerDetail(generics.RetrieveAPIView):
         given.is_valid(raise_exception=True)
         keep = given.validated_data["keep_new_places"]
         reason = given.validated_data["reason"] or f"keep_new_places set to {str(keep).lower()} through the API"
-        try:
-            broker = do_keep_new_places(broker, keep, actor=request.user, reason=reason)
-        except KeepError as exc:
-            return refused(exc)
+        broker = do_keep_new_places(broker, keep, actor=request.user, reason=reason)
         return Response(BrokerSerializer(broker).data)
 
 

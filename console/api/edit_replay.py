@@ -12,12 +12,11 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
 from console.jobs.requests import request_job
 from console.models import DeadLetter
 from console.services.edit import tagged_headers
-from console.services.jobs import JobError
 
 
 @extend_schema_field(OpenApiTypes.ANY)
@@ -54,10 +53,7 @@ class LetterEditReplay(APIView):
         given = EditReplaySerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        try:
-            headers = tagged_headers(data["headers"]) if "headers" in data else letter.headers
-            job = request_job("edit_replay", letter=letter, body=data["body"], headers=headers,
-                              actor=request.user, reason=data["reason"], ticket=data["ticket"])
-        except JobError as exc:
-            return refused(exc)
+        headers = tagged_headers(data["headers"]) if "headers" in data else letter.headers
+        job = request_job("edit_replay", letter=letter, body=data["body"], headers=headers,
+                          actor=request.user, reason=data["reason"], ticket=data["ticket"])
         return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)

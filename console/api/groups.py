@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from console.access.redaction import mask_envelopes
 from console.access.scope import visible
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.models import DeadLetter, FailureGroupHistory, GroupTriage, LetterState
 from console.services.group_work import (
     GroupError,
@@ -125,10 +125,7 @@ class GroupDetail(APIView):
         given = GroupChangeSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = dict(given.validated_data)
-        try:
-            do_update_group(fingerprint, actor=request.user, **data)
-        except GroupError as exc:
-            return refused(exc)
+        do_update_group(fingerprint, actor=request.user, **data)
         return Response(GroupDetailSerializer(self._detail(request, fingerprint)).data)
 
 
@@ -139,10 +136,10 @@ class GroupNotes(APIView):
         given.is_valid(raise_exception=True)
         try:
             note = do_add_note(fingerprint, actor=request.user, text=given.validated_data["text"])
-        except GroupError as exc:
+        except GroupError:
             if not visible(request.user, DeadLetter.objects.filter(fingerprint=fingerprint)).exists():
-                raise NotFound() from None
-            return refused(exc)
+                raise NotFound() from None  # a group the caller may not see is not there for them
+            raise
         return Response(NoteSerializer({"author": note.author, "text": note.text, "at": note.at}).data,
                         status=status.HTTP_201_CREATED)
 

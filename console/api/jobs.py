@@ -10,13 +10,13 @@ from rest_framework.views import APIView
 
 from console.access.scope import visible
 from console.access.serializers import RedactedJobMixin
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.api.keyset import NewestFirstPagination
 from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
 from console.jobs.requests import request_job
 from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.models import Job
-from console.services.jobs import JobError, preview
+from console.services.jobs import preview
 from console.services.selection import FILTER_KEYS
 
 LETTER_ACTIONS = [Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED]
@@ -131,16 +131,13 @@ class JobList(generics.ListAPIView):
         given = JobCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        try:
-            job = request_job(
-                data["action"], actor=request.user, reason=data["reason"], ids=data.get("letters"),
-                filter=data.get("filter"), target=data["target"], ticket=data["ticket"],
-                rate_limit=data.get("rate_limit"), concurrency=data.get("concurrency"),
-                canary_size=data.get("canary_size"), canary_wait_seconds=data.get("canary_wait_seconds"),
-                return_threshold=data.get("return_threshold"),
-            )
-        except JobError as exc:
-            return refused(exc)
+        job = request_job(
+            data["action"], actor=request.user, reason=data["reason"], ids=data.get("letters"),
+            filter=data.get("filter"), target=data["target"], ticket=data["ticket"],
+            rate_limit=data.get("rate_limit"), concurrency=data.get("concurrency"),
+            canary_size=data.get("canary_size"), canary_wait_seconds=data.get("canary_wait_seconds"),
+            return_threshold=data.get("return_threshold"),
+        )
         return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -149,11 +146,8 @@ class JobPreview(APIView):
     def post(self, request):
         given = SelectionSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            result = preview(actor=request.user, ids=given.validated_data.get("letters"),
-                             filter=given.validated_data.get("filter"))
-        except JobError as exc:
-            return refused(exc)
+        result = preview(actor=request.user, ids=given.validated_data.get("letters"),
+                         filter=given.validated_data.get("filter"))
         return Response(PreviewSerializer(result).data)
 
 
@@ -173,10 +167,7 @@ class JobControl(APIView):
         job = generics.get_object_or_404(Job, pk=job_id)
         given = ControlSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            job = self.control(job, actor=request.user, reason=given.validated_data["reason"])
-        except JobError as exc:
-            return refused(exc, status.HTTP_409_CONFLICT)
+        job = self.control(job, actor=request.user, reason=given.validated_data["reason"])
         return Response(JobSerializer(job, context={"request": request}).data)
 
 

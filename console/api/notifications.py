@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subscribe, notify_test, user_named
 
@@ -76,10 +76,7 @@ class ChannelList(APIView):
     def post(self, request):
         given = ChannelInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            channel = do_add_channel(actor=request.user, **given.validated_data)
-        except NotifyError as exc:
-            return refused(exc)
+        channel = do_add_channel(actor=request.user, **given.validated_data)
         return Response(ChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
 
 
@@ -103,21 +100,18 @@ class SubscriptionList(APIView):
         given = SubscriptionInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        try:
-            channel = Channel.objects.filter(pk=data["channel"]).first()
-            if channel is None:
-                raise NotifyError(f"no channel {data['channel']}")
-            place = DeadPlace.objects.filter(pk=data["place"]).first() if data["place"] else None
-            if data["place"] and place is None:
-                raise NotifyError(f"no dead place {data['place']}")
-            group = Group.objects.filter(name=data["group"]).first() if data["group"] else None
-            if data["group"] and group is None:
-                raise NotifyError(f"no group {data['group']!r}")
-            user = user_named(data["user"]) if data["user"] else (None if group else request.user)
-            subscription = do_subscribe(actor=request.user, channel=channel, events=data["events"], user=user,
-                                        group=group, place=place, threshold=data["threshold"])
-        except NotifyError as exc:
-            return refused(exc)
+        channel = Channel.objects.filter(pk=data["channel"]).first()
+        if channel is None:
+            raise NotifyError(f"no channel {data['channel']}")
+        place = DeadPlace.objects.filter(pk=data["place"]).first() if data["place"] else None
+        if data["place"] and place is None:
+            raise NotifyError(f"no dead place {data['place']}")
+        group = Group.objects.filter(name=data["group"]).first() if data["group"] else None
+        if data["group"] and group is None:
+            raise NotifyError(f"no group {data['group']!r}")
+        user = user_named(data["user"]) if data["user"] else (None if group else request.user)
+        subscription = do_subscribe(actor=request.user, channel=channel, events=data["events"], user=user,
+                                    group=group, place=place, threshold=data["threshold"])
         return Response(SubscriptionSerializer(subscription).data, status=status.HTTP_201_CREATED)
 
 

@@ -12,12 +12,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.scope import visible
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
 from console.jobs.requests import request_job
 from console.models import DeadPlace, LetterState
-from console.services.jobs import JobError
-from console.services.keeping import KeepError, do_keep
+from console.services.keeping import do_keep
 
 
 def places_with_custody() -> QuerySet:
@@ -93,10 +92,7 @@ class PlaceDetail(generics.RetrieveAPIView):
         given.is_valid(raise_exception=True)
         keep = given.validated_data["keep_in_custody"]
         reason = given.validated_data["reason"] or f"keep_in_custody set to {str(keep).lower()} through the API"
-        try:
-            do_keep(place, keep, actor=request.user, reason=reason)
-        except KeepError as exc:
-            return refused(exc)
+        do_keep(place, keep, actor=request.user, reason=reason)
         return Response(PlaceSerializer(self.get_object()).data)
 
 
@@ -110,10 +106,7 @@ class PlaceJob(APIView):
         place = generics.get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
         given = self.given(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            job = request_job(self.kind, place=place, actor=request.user, **given.validated_data)
-        except JobError as exc:
-            return refused(exc)
+        job = request_job(self.kind, place=place, actor=request.user, **given.validated_data)
         return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -11,11 +11,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.scope import visible
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.models import Rule
 from console.services.rules import (
     MAX_NUMBER,
-    RuleError,
     describe_action,
     do_create_rule,
     do_delete_rule,
@@ -83,10 +82,7 @@ class RuleList(APIView):
         data = dict(given.validated_data)
         if "name" not in data or "action" not in data:
             return Response({"detail": "a rule needs a name and an action"}, status=status.HTTP_400_BAD_REQUEST)
-        try:
-            rule = do_create_rule(actor=request.user, **data)
-        except RuleError as exc:
-            return refused(exc)
+        rule = do_create_rule(actor=request.user, **data)
         return Response(RuleSerializer(rule).data, status=status.HTTP_201_CREATED)
 
 
@@ -105,19 +101,13 @@ class RuleDetail(APIView):
         given.is_valid(raise_exception=True)
         data = dict(given.validated_data)
         reason = data.pop("reason", "")
-        try:
-            rule = do_update_rule(rule, actor=request.user, reason=reason, **data)
-        except RuleError as exc:
-            return refused(exc)
+        rule = do_update_rule(rule, actor=request.user, reason=reason, **data)
         return Response(RuleSerializer(rule).data)
 
     @extend_schema(request=None, responses={204: None, 400: ErrorSerializer})
     def delete(self, request, rule_id: int):
-        try:
-            do_delete_rule(self._rule(request, rule_id), actor=request.user,
-                           reason=request.query_params.get("reason", ""))
-        except RuleError as exc:
-            return refused(exc)
+        do_delete_rule(self._rule(request, rule_id), actor=request.user,
+                       reason=request.query_params.get("reason", ""))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

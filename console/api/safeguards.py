@@ -13,11 +13,11 @@ from rest_framework.views import APIView
 
 from console.access.redaction import mask_origins
 from console.access.scope import visible
-from console.api.errors import ErrorSerializer, refused
+from console.api.errors import ErrorSerializer
 from console.api.letters import LetterSerializer
 from console.models import DeadLetter, Origin
 from console.services.policy import effective_policies
-from console.services.safeguards import SafeguardError, do_close_breaker, do_release
+from console.services.safeguards import do_close_breaker, do_release
 
 
 class ReasonSerializer(serializers.Serializer):
@@ -81,10 +81,7 @@ class OriginCloseBreaker(APIView):
         origin = generics.get_object_or_404(Origin.objects.select_related("broker"), pk=origin_id)
         given = ReasonSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            origin = do_close_breaker(origin, actor=request.user, reason=given.validated_data["reason"])
-        except SafeguardError as exc:
-            return refused(exc)
+        origin = do_close_breaker(origin, actor=request.user, reason=given.validated_data["reason"])
         mask_origins(request.user, [origin])
         return Response(OriginSerializer(origin, context={"request": request}).data)
 
@@ -97,8 +94,5 @@ class LetterRelease(APIView):
         letter = generics.get_object_or_404(DeadLetter, pk=letter_id)
         given = ReasonSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            letter = do_release(letter, actor=request.user, reason=given.validated_data["reason"])
-        except SafeguardError as exc:
-            return refused(exc)
+        letter = do_release(letter, actor=request.user, reason=given.validated_data["reason"])
         return Response(LetterSerializer(letter, context={"request": request}).data)

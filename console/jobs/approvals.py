@@ -30,21 +30,26 @@ from console.models import DeadPlace, Job
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
 from console.services.notify import notify
+from console.refusals import Conflict, Forbidden
 
 #: Who expires jobs in the audit.
 EXPIRY_ACTOR = "system:approvals"
 
 
-class ApprovalError(ValueError):
+class ApprovalError(Conflict):
     """An approval or refusal the console refuses, with a message for the operator."""
 
 
 class SelfApprovalError(ApprovalError):
     """The requester tried to approve their own job."""
 
+    status = Forbidden.status
+
 
 class NotAllowedToApprove(ApprovalError):
     """The approver lacks the job's own permission, or its places or targets are out of their scope."""
+
+    status = Forbidden.status
 
 
 def needs_approval(job: Job) -> str:

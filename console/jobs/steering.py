@@ -11,7 +11,7 @@ from console.jobs.requests import enqueue
 from console.models import Job
 from console.services import audit
 from console.services.audit import Actor, actor_name
-from console.services.jobs import JobError
+from console.services.jobs import JobStateError
 
 
 @transaction.atomic
@@ -19,7 +19,7 @@ def do_cancel_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
     """Ask the job to stop after its current batch; a queued or paused job stops at once."""
     job = Job.objects.select_for_update().get(pk=job.pk)
     if job.is_finished:
-        raise JobError(f"job {job.pk} has already ended ({job.status})")
+        raise JobStateError(f"job {job.pk} has already ended ({job.status})")
     job.cancel_requested = True
     if job.status in Job.NOT_STARTED:
         job.status = Job.Status.CANCELLED
@@ -35,9 +35,9 @@ def do_cancel_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
 def do_pause_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
     job = Job.objects.select_for_update().get(pk=job.pk)
     if job.is_finished or job.status in (Job.Status.PAUSED, Job.Status.AWAITING_APPROVAL):
-        raise JobError(f"job {job.pk} is {job.status}: it cannot be paused")
+        raise JobStateError(f"job {job.pk} is {job.status}: it cannot be paused")
     if not kind(job.kind).can_pause:
-        raise JobError(f"job {job.pk} cannot be paused: the broker moves the whole queue in one go; "
+        raise JobStateError(f"job {job.pk} cannot be paused: the broker moves the whole queue in one go; "
                        "cancel it to stop the shovel (what it moved stays moved)")
     job.pause_requested = True
     if job.status == Job.Status.QUEUED:
@@ -56,11 +56,11 @@ def do_resume_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
     """
     job = Job.objects.select_for_update().get(pk=job.pk)
     if job.is_finished:
-        raise JobError(f"job {job.pk} has already ended ({job.status})")
+        raise JobStateError(f"job {job.pk} has already ended ({job.status})")
     if job.status == Job.Status.AWAITING_APPROVAL:
-        raise JobError(f"job {job.pk} waits for approval: it runs once another operator approves it")
+        raise JobStateError(f"job {job.pk} waits for approval: it runs once another operator approves it")
     if job.status in Job.IN_WORKER and not is_stale(job):
-        raise JobError(f"job {job.pk} is {job.status} in a worker: there is nothing to resume "
+        raise JobStateError(f"job {job.pk} is {job.status} in a worker: there is nothing to resume "
                        "(a job whose worker dies is resumed by itself)")
     job.pause_requested = False
     job.status = Job.Status.QUEUED

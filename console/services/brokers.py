@@ -16,9 +16,10 @@ from console.brokers.registry import KINDS, adapter_class, get_adapter
 from console.models import Broker, DeadPlace
 from console.services import audit
 from console.services.audit import Actor
+from console.refusals import Refusal
 
 
-class BrokerSetupError(ValueError):
+class BrokerSetupError(Refusal):
     """A broker definition the console refuses."""
 
 

@@ -22,13 +22,14 @@ from console.models import AuditEvent, DeadLetter, DeadPlace, GroupNote, GroupTr
 from console.services import audit
 from console.services.audit import Actor, actor_name
 from console.services.notify import notify
+from console.refusals import Refusal
 
 #: Who reopens a resolved group that got new letters.
 GROUPS_ACTOR = "system:groups"
 MAX_TAGS, MAX_TAG, MAX_NOTE = 20, 50, 5000
 
 
-class GroupError(ValueError):
+class GroupError(Refusal):
     """A change the console refuses, with a message for the person."""
 
 

@@ -13,13 +13,19 @@ from console.access.scope import OutOfScope
 from console.models import DeadPlace
 from console.services.audit import Actor
 from console.services.selection import SelectionError, arrived_since, clean_filter, freeze, resolve
+from console.refusals import Conflict, Refusal
 
 #: How many origins a preview lists; the rest are summed up as "other origins".
 PREVIEW_ORIGINS = 50
 
 
-class JobError(ValueError):
+class JobError(Refusal):
     """A job request the console refuses, with a message for the operator."""
+
+
+class JobStateError(JobError, Conflict):
+    """The job is not in a state that allows this (it has ended, waits for approval, runs in a
+    worker): 409."""
 
 
 def preview(*, actor: Actor, ids: list[int] | None = None, filter: dict[str, Any] | None = None,

@@ -13,9 +13,10 @@ from console.access.scope import OutOfScope, scope_of
 from console.models import Broker, DeadPlace
 from console.services import audit
 from console.services.audit import Actor
+from console.refusals import Refusal
 
 
-class KeepError(ValueError):
+class KeepError(Refusal):
     """A change the console refuses, with a message for the operator."""
 
 

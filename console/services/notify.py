@@ -37,6 +37,7 @@ from console.access.scope import scope_of
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services import audit
 from console.services.audit import Actor, actor_name
+from console.refusals import Refusal
 
 #: Event kind -> what it means (the API and the page list these).
 EVENTS = {
@@ -59,7 +60,7 @@ EVENTS = {
 DELIVER_TASK = "console.deliver"
 
 
-class NotifyError(ValueError):
+class NotifyError(Refusal):
     """A channel or subscription the console refuses, with a message for the admin."""
 
 

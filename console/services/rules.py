@@ -29,6 +29,7 @@ from console.models import DeadLetter, DeadPlace, LetterHandling, LetterState, R
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
 from console.services.selection import filter_letters
+from console.refusals import Refusal
 
 MATCH_KEYS = ("origin", "reason", "exception_type", "exception_message", "header", "body_path", "min_deaths",
               "min_replays", "older_than_seconds", "max_size")
@@ -47,7 +48,7 @@ SAMPLE = 20
 MAX_NUMBER = 2**31 - 1
 
 
-class RuleError(ValueError):
+class RuleError(Refusal):
     """A rule the console refuses, with a message for the operator."""
 
 

@@ -35,12 +35,13 @@ from django.db.models import Exists, OuterRef, QuerySet
 from console.models import DeadLetter, DeadPlace, Origin
 from console.services import audit
 from console.services.notify import notify
+from console.refusals import Refusal
 
 #: The actor of what the console decides by itself.
 SYSTEM_ACTOR = "system:safeguards"
 
 
-class SafeguardError(ValueError):
+class SafeguardError(Refusal):
     """A release or a close that cannot be done (nothing to release, no reason given)."""
 
 

@@ -19,6 +19,7 @@ from console.access.redaction import MASK, Redactor, for_user
 from console.access.scope import visible
 from console.models import DeadLetter
 from console.models.letter import LetterSearch
+from console.refusals import Refusal
 
 FILTER_KEYS = (
     "place", "broker", "state", "origin", "reason", "exception", "fingerprint",
@@ -49,7 +50,7 @@ def escaped(needle: bytes) -> str:
     )
 
 
-class SelectionError(ValueError):
+class SelectionError(Refusal):
     """A filter or selection the console cannot act on."""
 
 

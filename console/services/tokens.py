@@ -11,12 +11,13 @@ from django.db import transaction
 from rest_framework.authtoken.models import Token
 
 from console.services import audit
+from console.refusals import Refusal
 
 #: Who may revoke other users' tokens.
 MANAGE_TOKENS_PERMISSION = "console.manage_users"
 
 
-class TokenError(ValueError):
+class TokenError(Refusal):
     """A token change the console refuses, with a message for the person."""
 
 
