@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 
@@ -29,12 +30,21 @@ class GroupTriage(models.Model):
 
 
 class GroupNote(models.Model):
-    """A person's note on a failure group: plain text, shown escaped."""
+    """A person's note on a failure group: plain text, shown escaped.
+
+    A group can span places, and a note may speak of any letter its author saw. ``places`` are
+    the ids of the places of the group's letters its author could see when writing it; a reader
+    sees the note only when they may see every one of them (console.access.scope). Plain ids,
+    not foreign keys: removing a place must not make a note about it readable to more people.
+    Empty (notes written before migration 0032 that no audit row explains): only users without
+    limits read it."""
 
     group = models.ForeignKey(GroupTriage, on_delete=models.CASCADE, related_name="notes")
     author = models.CharField(max_length=150)
     text = models.TextField()
     at = models.DateTimeField(auto_now_add=True)
+    places = ArrayField(models.BigIntegerField(), default=list, blank=True,
+                        help_text="Ids of the places of the group's letters its author could see")
 
     class Meta:
         ordering = ["at", "id"]
