@@ -38,6 +38,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_htmx",
+    # Query parameters of every list are parsed by declared filter sets (console.services.filtersets).
+    "django_filters",
     "console",
 ]
 
@@ -51,6 +53,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Before any view or permission check reads them: NUL and lone surrogates in the path, the
+    # query string or a form are a 400 (console.security.unstorable).
+    "console.security.unstorable.UnstorableInputMiddleware",
     # After authentication and htmx: every page needs its role (console.access.policy).
     "console.access.middleware.RoleMiddleware",
     # Refusals of the services that a page view let through (console.refusals): one answer.

@@ -6,7 +6,6 @@ from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,7 +14,8 @@ from console.access.serializers import RedactedEventMixin
 from console.api.keyset import NewestFirstPagination
 from console.models import AuditEvent
 from console.services.audit import verify_chain
-from console.services.selection import parse_moment
+from console.services.filtersets import AuditFilterSet
+from console.services.parsing import parsed
 
 
 class AuditEventSerializer(RedactedEventMixin, serializers.ModelSerializer):
@@ -41,39 +41,9 @@ class ChainReportSerializer(serializers.Serializer):
     problem = serializers.CharField(allow_blank=True)
 
 
-def _number(params, name: str) -> int | None:
-    value = params.get(name)
-    if not value:
-        return None
-    if not value.isdigit():
-        raise ValidationError({name: "must be a numeric id"})
-    return int(value)
-
-
-def _moment(params, name: str):
-    value = params.get(name)
-    if not value:
-        return None
-    moment = parse_moment(value)
-    if moment is None:
-        raise ValidationError({name: f"must be an ISO 8601 date and time, got {value!r}"})
-    return moment
-
-
 def filter_events(events: QuerySet, params) -> QuerySet:
-    """``events`` narrowed by the query parameters the list accepts."""
-    for param, field in (("actor", "actor_name"), ("action", "action"), ("place", "place_name")):
-        if params.get(param):
-            events = events.filter(**{field: params[param]})
-    if (job := _number(params, "job")) is not None:
-        events = events.filter(job_id=job)
-    if (letter := _number(params, "letter")) is not None:
-        events = events.filter(letter_ids__contains=[letter])
-    if (since := _moment(params, "since")) is not None:
-        events = events.filter(at__gte=since)
-    if (until := _moment(params, "until")) is not None:
-        events = events.filter(at__lt=until)
-    return events
+    """``events`` narrowed by the query parameters the list accepts (the audit page's filter set)."""
+    return parsed(AuditFilterSet(params, queryset=events)).qs
 
 
 class AuditList(generics.ListAPIView):

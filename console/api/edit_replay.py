@@ -47,6 +47,10 @@ class LetterEditReplay(APIView):
     """A copy of the letter with this body and these headers is replayed to its origin; the
     letter itself is kept as it was and marked failed. Answers the copy's replay job."""
 
+    #: A message's body and headers may hold NUL characters: the copy keeps them exactly
+    #: (console.api.parsers; the headers are stored escaped).
+    json_may_hold_nul = ("body", "headers")
+
     @extend_schema(request=EditReplaySerializer, responses={202: JobSerializer, 400: ErrorSerializer})
     def post(self, request, letter_id: int):
         letter = generics.get_object_or_404(DeadLetter, pk=letter_id)

@@ -7,14 +7,14 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.redaction import mask_envelopes
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
-from console.models import DeadLetter, FailureGroupHistory, GroupTriage, LetterState
+from console.models import DeadLetter, FailureGroupHistory, GroupTriage
 from console.services.group_work import (
     GroupError,
     do_add_note,
@@ -23,6 +23,7 @@ from console.services.group_work import (
     timeline,
     triage,
 )
+from console.services.filtersets import ANY_STATE, group_query
 from console.services.groups import Among, failure_groups
 
 
@@ -83,23 +84,13 @@ class GroupList(APIView):
         OpenApiParameter("status", OpenApiTypes.STR, enum=GroupTriage.Status.values),
         OpenApiParameter("owner", OpenApiTypes.STR), OpenApiParameter("tag", OpenApiTypes.STR)])
     def get(self, request):
-        query = request.query_params
-        params = {}
-        if query.get("place"):
-            if not query["place"].isdigit() or int(query["place"]) >= 2**63:
-                raise ValidationError({"place": "must be a place id"})
-            params["place"] = query["place"]
-        state = query.get("state", LetterState.HELD)
-        if state not in (*LetterState.values, "any"):
-            raise ValidationError({"state": f"one of {', '.join(LetterState.values)} or any"})
-        if state != "any":
-            params["state"] = state
-        if query.get("status") and query["status"] not in GroupTriage.Status.values:
-            raise ValidationError({"status": f"one of {', '.join(GroupTriage.Status.values)}"})
+        query = group_query(request.query_params, strict=True)  # the groups page's filter set
+        params = {} if query["place"] is None else {"place": query["place"]}
+        if query["state"] != ANY_STATE:
+            params["state"] = query["state"]
         rows = _rows(request, params)
-        if query.get("status") or query.get("owner") or query.get("tag"):
-            found, kept = matching_fingerprints(status=query.get("status", ""), owner=query.get("owner", ""),
-                                                tag=query.get("tag", ""))
+        if query["status"] or query["owner"] or query["tag"]:
+            found, kept = matching_fingerprints(status=query["status"], owner=query["owner"], tag=query["tag"])
             rows = [row for row in rows if (row["fingerprint"] in found) == kept]
         return Response(GroupSerializer(rows, many=True).data)
 

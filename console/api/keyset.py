@@ -13,6 +13,8 @@ from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
+from console.services.parsing import ascii_whole_number
+
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 
@@ -20,13 +22,17 @@ MAX_PAGE_SIZE = 500
 def _positive_int(value: str | None, name: str, default: int | None) -> int | None:
     if value in (None, ""):
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValidationError({name: f"must be a positive whole number, got {value!r}"}) from None
+    number = ascii_whole_number(value, 0)  # ASCII digits only: int() also reads '٣'
+    if number is None:
+        raise ValidationError({name: f"must be a positive whole number, got {value!r}"})
     if number < 1:
         raise ValidationError({name: "must be at least 1"})
     return number
+
+
+def cursor_of(request) -> int | None:
+    """The id a keyset page starts after (``?cursor=``), parsed as the pagination parses it."""
+    return _positive_int(request.query_params.get("cursor"), "cursor", None)
 
 
 class KeysetPagination(BasePagination):

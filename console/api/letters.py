@@ -18,7 +18,7 @@ from rest_framework.exceptions import ParseError
 from console.access.scope import visible
 from console.access.serializers import RedactedLetterMixin
 from console.api.audit import AuditEventSerializer
-from console.api.keyset import KeysetPagination
+from console.api.keyset import KeysetPagination, cursor_of
 from console.models import AuditEvent, DeadLetter
 from console.services.rules import handling_of
 from console.services.selection import SelectionError, visible_matches
@@ -165,11 +165,10 @@ class LetterList(generics.ListAPIView):
     def get_queryset(self) -> QuerySet:
         # For a viewer, filters on content find only what the masked letters still show; the
         # page is confirmed from the cursor on, like the place page (visible_matches).
-        cursor = self.request.query_params.get("cursor", "")
         try:
             self.matches = visible_matches(self.request.user, self.request.query_params,
                                            visible(self.request.user, DeadLetter.objects.all()),
-                                           after=int(cursor) if cursor.isdigit() else None)
+                                           after=cursor_of(self.request))
         except SelectionError as exc:
             raise ParseError(str(exc)) from None
         # A list of 5 MiB bodies would be slow and useless: fetch only their first bytes.

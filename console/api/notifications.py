@@ -7,13 +7,14 @@ from django.contrib.auth.models import Group
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.api.errors import ErrorSerializer
 from console.models import Channel, DeadPlace, Delivery, Subscription
+from console.services.filtersets import DeliveryFilterSet
 from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subscribe, notify_test, user_named
+from console.services.parsing import parsed
 
 
 class ChannelSerializer(serializers.ModelSerializer):
@@ -128,9 +129,5 @@ class DeliveryList(generics.ListAPIView):
 
     def get_queryset(self):
         deliveries = Delivery.objects.select_related("channel")
-        channel = self.request.query_params.get("channel")
-        if channel:
-            if not channel.isdigit():
-                raise ValidationError({"channel": "must be a channel id"})
-            deliveries = deliveries.filter(channel_id=int(channel))
+        deliveries = parsed(DeliveryFilterSet(self.request.query_params, queryset=deliveries)).qs
         return deliveries[: self.LOG_SIZE]

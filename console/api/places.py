@@ -7,7 +7,6 @@ from django.db.models import Count, Q, QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -16,7 +15,9 @@ from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
 from console.jobs.requests import request_job
 from console.models import DeadPlace, LetterState
+from console.services.filtersets import PlaceFilterSet
 from console.services.keeping import do_keep
+from console.services.parsing import parsed
 
 
 def places_with_custody() -> QuerySet:
@@ -68,12 +69,7 @@ class PlaceList(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet:
         places = visible(self.request.user, places_with_custody())
-        broker = self.request.query_params.get("broker")
-        if broker:
-            if not broker.isdigit():
-                raise ValidationError({"broker": "must be a broker id"})
-            places = places.filter(broker_id=int(broker))
-        return places
+        return parsed(PlaceFilterSet(self.request.query_params, queryset=places)).qs
 
 
 class PlaceDetail(generics.RetrieveAPIView):

@@ -7,7 +7,6 @@ from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -16,6 +15,8 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.letters import LetterSerializer
 from console.models import DeadLetter, Origin
+from console.services.filtersets import OriginFilterSet
+from console.services.parsing import parsed
 from console.services.policy import effective_policies
 from console.services.safeguards import do_close_breaker, do_release
 
@@ -65,12 +66,7 @@ class OriginList(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet:
         origins = visible(self.request.user, Origin.objects.select_related("broker"))
-        broker = self.request.query_params.get("broker")
-        if broker:
-            if not broker.isdigit():
-                raise ValidationError({"broker": "must be a broker id"})
-            origins = origins.filter(broker_id=int(broker))
-        return origins
+        return parsed(OriginFilterSet(self.request.query_params, queryset=origins)).qs
 
 
 class OriginCloseBreaker(APIView):

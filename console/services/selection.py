@@ -8,18 +8,16 @@ those letters, not the ones that arrived since.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
-from datetime import timezone as dt_timezone
 from typing import Any
 
-from django.db.models import BinaryField, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Value
-from django.utils.dateparse import parse_datetime
+from django.db.models import QuerySet
 
 from console.access.redaction import MASK, Redactor, for_user
 from console.access.scope import visible
 from console.models import DeadLetter
-from console.models.letter import LetterSearch
 from console.refusals import Refusal
+from console.services.letter_filters import LetterFilterSet
+from console.services.parsing import ascii_whole_number, parsed
 
 FILTER_KEYS = (
     "place", "broker", "state", "origin", "reason", "exception", "fingerprint",
@@ -32,53 +30,8 @@ FILTER_KEYS = (
 DETAIL_KEYS = ("consumer", "host")
 
 
-class BytesPosition(Func):
-    """PostgreSQL's ``position(needle in body)`` on bytea: 0 when the body lacks the bytes."""
-
-    function = "position"
-    arg_joiner = " in "
-    output_field = IntegerField()
-
-    def __init__(self, needle: bytes) -> None:
-        super().__init__(Value(needle, output_field=BinaryField()), F("body"))
-
-
-def escaped(needle: bytes) -> str:
-    """``needle`` as PostgreSQL's ``encode(needle, 'escape')`` writes it (see LetterSearch)."""
-    return "".join(
-        "\\\\" if byte == 0x5C else chr(byte) if 0 < byte < 0x80 else f"\\{byte:03o}" for byte in needle
-    )
-
-
 class SelectionError(Refusal):
     """A filter or selection the console cannot act on."""
-
-
-def parse_moment(value: str) -> datetime | None:
-    """An ISO 8601 date and time as an aware UTC datetime; None if it is not one, or not one
-    PostgreSQL can compare with (its time zone offsets stop short of 16 hours)."""
-    try:
-        parsed = parse_datetime(value)
-        if parsed is None:
-            return None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=dt_timezone.utc)
-        return parsed.astimezone(dt_timezone.utc)
-    except (ValueError, OverflowError):
-        return None
-
-
-def _datetime(value: str, name: str) -> datetime:
-    parsed = parse_moment(value)
-    if parsed is None:
-        raise SelectionError(f"{name} must be an ISO 8601 date and time, got {value!r}")
-    return parsed
-
-
-def _number(value: str, name: str, lowest: int, highest: int) -> int:
-    if not value.isdigit() or not lowest <= int(value) <= highest:
-        raise SelectionError(f"{name} must be a whole number from {lowest} to {highest}, got {value!r}")
-    return int(value)
 
 
 def clean_filter(params: dict[str, Any]) -> dict[str, str]:
@@ -92,64 +45,13 @@ def clean_filter(params: dict[str, Any]) -> dict[str, str]:
 
 
 def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> QuerySet:
-    """Letters matching a filter. Text in the body is matched byte for byte (UTF-8)."""
-    qs = DeadLetter.objects.all() if queryset is None else queryset
+    """Letters matching a filter, parsed by the declared LetterFilterSet (console.services.letter_filters):
+    SelectionError, a 400, for a value it does not accept (``weekday=²``, a NUL...)."""
     f = clean_filter(params)
-    try:
-        if "place" in f:
-            qs = qs.filter(place_id=int(f["place"]))
-        if "broker" in f:
-            qs = qs.filter(broker_id=int(f["broker"]))
-    except ValueError:
-        raise SelectionError("place and broker are numeric ids") from None
-    if "state" in f:
-        qs = qs.filter(state__in=f["state"].split(","))
-    if "origin" in f:
-        qs = qs.filter(Q(origin_queue=f["origin"]) | Q(origin_address=f["origin"]))
-    if "reason" in f:
-        qs = qs.filter(reason=f["reason"])
-    if "exception" in f:
-        qs = qs.filter(exception_type=f["exception"])
-    if "fingerprint" in f:
-        qs = qs.filter(fingerprint=f["fingerprint"])
-    if "header" in f:
-        if "header_value" in f:
-            # Through LetterSearch's GIN index on the headers (a copy kept off the letters table);
-            # a letter whose search row is still a placeholder (console.services.search_rows) is
-            # a candidate too, and the letter's own headers decide.
-            wanted = {f["header"]: f["header_value"]}
-            qs = qs.filter(Exists(LetterSearch.objects.filter(
-                Q(headers__contains=wanted) | Q(pending=True), letter_id=OuterRef("pk"))), headers__contains=wanted)
-        else:
-            qs = qs.filter(headers__has_key=f["header"])
-    elif "header_value" in f:
+    if "header_value" in f and "header" not in f:
         raise SelectionError("header_value needs header (the header's name)")
-    if "q" in f:
-        needle = f["q"].encode("utf-8")
-        # The escaped body holding the escaped needle follows from the body holding the needle,
-        # and lets PostgreSQL narrow the search with the trigram index on the escaped bodies
-        # (LetterSearch) instead of reading every body; position() then decides exactly
-        # (an escaped needle can also match across other bytes' escapes: "200" in "\\200").
-        # A body longer than the text LetterSearch keeps may hold it anyway, as may one whose
-        # search row is still a placeholder (partial too: console.services.search_rows).
-        may_hold = LetterSearch.objects.filter(Q(text__contains=escaped(needle)) | Q(partial=True),
-                                               letter_id=OuterRef("pk"))
-        qs = qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
-    for key in DETAIL_KEYS:
-        if key in f:
-            qs = qs.filter(**{f"envelope_details__{key}": f[key]})
-    if "weekday" in f:
-        qs = qs.filter(captured_at__iso_week_day=_number(f["weekday"], "weekday", 1, 7))
-    if "hour" in f:
-        qs = qs.filter(captured_at__hour=_number(f["hour"], "hour", 0, 23))
-    if "came_back" in f:
-        returned = Exists(DeadLetter.objects.filter(parent_id=OuterRef("pk")))
-        qs = qs.filter(returned) if f["came_back"].lower() in ("1", "true", "yes") else qs.exclude(returned)
-    if "since" in f:
-        qs = qs.filter(captured_at__gte=_datetime(f["since"], "since"))
-    if "until" in f:
-        qs = qs.filter(captured_at__lt=_datetime(f["until"], "until"))
-    return qs
+    qs = DeadLetter.objects.all() if queryset is None else queryset
+    return parsed(LetterFilterSet(f, queryset=qs), SelectionError).qs
 
 
 #: Filters on what a rule may mask: confirmed against the masked letter for a user who sees
@@ -232,9 +134,12 @@ def freeze(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None
         raise SelectionError("give either letters (ids) or a filter, not both")
     if ids is not None:
         try:
-            clean_ids = sorted({int(i) for i in ids})
-        except (TypeError, ValueError):
-            raise SelectionError("letters must be a list of numeric ids") from None
+            numbers = {None} if isinstance(ids, (str, bytes, dict)) else {ascii_whole_number(i, 1) for i in ids}
+        except TypeError:
+            numbers = {None}
+        if None in numbers:
+            raise SelectionError("letters must be a list of numeric ids")
+        clean_ids = sorted(numbers)
         if not clean_ids:
             raise SelectionError("no letters selected")
         return {"ids": clean_ids}

@@ -17,6 +17,7 @@ from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
 from console.models import Job
 from console.services.edit import tagged_headers
 from console.services.jobs import JobError
+from console.services.parsing import ascii_whole_number
 from console.web.display import BODY_PAGE_LIMIT
 
 ACTION_LABELS = {
@@ -47,7 +48,7 @@ class BulkActionForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         # The row checkboxes are many inputs of one name, not a declared field.
-        cleaned["ids"] = [int(i) for i in self.data.getlist("ids") if str(i).isdigit()]
+        cleaned["ids"] = [number for number in map(ascii_whole_number, self.data.getlist("ids")) if number is not None]
         if not cleaned.get("select_all") and not cleaned["ids"]:
             raise forms.ValidationError("Tick some letters, or select all matching.")
         if cleaned.get("action") == Job.Kind.MOVE and not cleaned.get("target"):

@@ -7,6 +7,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from console.services.parsing import ascii_whole_number
+
 PAGE_SIZE = 50
 
 
@@ -20,11 +22,9 @@ class Page:
 
 
 def page_key(raw: str | None) -> int | None:
-    """The id a page continues from, or None when the query string gives none (or garbage)."""
-    try:
-        return int(raw) if raw not in (None, "") else None
-    except ValueError:
-        return None
+    """The id a page continues from, or None when the query string gives none (or garbage:
+    anything but ASCII digits within a bigint, which ``int()`` alone would let through)."""
+    return ascii_whole_number(raw) if raw not in (None, "") else None
 
 
 def page_after(queryset: QuerySet, after: str | None, size: int = PAGE_SIZE) -> Page:

@@ -10,15 +10,15 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
 from console.access.redaction import for_export, mask_events
 from console.access.scope import visible
-from console.models import AuditEvent, DeadPlace, Job
-from console.web.forms import MomentField
+from console.models import AuditEvent, DeadPlace
+from console.services.filtersets import AuditFilterSet
 from console.web.paging import page_before
 
 #: Events fetched per query while exporting.
@@ -28,37 +28,12 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 EXPORT_FIELDS = ["id", "at", "actor", "action", "reason", "ticket", "job", "broker", "place", "target",
                  "count", "letter_ids", "outcome", "details", "source_ip", "hash"]
 
-class AuditFilterForm(forms.Form):
-    """The audit page's filters; they live in the query string and feed the exports too."""
-
-    actor = forms.CharField(required=False, max_length=150, label="Who")
-    action = forms.CharField(required=False, max_length=50, widget=forms.TextInput(attrs={"list": "audit-actions"}))
-    place = forms.CharField(required=False, max_length=500, widget=forms.TextInput(attrs={"list": "audit-places"}))
-    job = forms.IntegerField(required=False, min_value=1, label="Job id")
-    letter = forms.IntegerField(required=False, min_value=1, label="Letter id")
-    since = MomentField(required=False, label="From")
-    until = MomentField(required=False, label="Before")
-
-    def filter(self, events: QuerySet) -> QuerySet:
-        """``events`` narrowed by the valid, non-empty fields."""
-        self.is_valid()
-        data = {key: value for key, value in self.cleaned_data.items() if value not in (None, "")}
-        lookups = {"actor": "actor_name", "action": "action", "job": "job_id", "since": "at__gte", "until": "at__lt"}
-        events = events.filter(**{lookups[key]: value for key, value in data.items() if key in lookups})
-        if "place" in data:
-            # Job-level events (purge, mark failed, pause...) name the job, not the place.
-            jobs_there = Job.objects.filter(place__name=data["place"]).values("id")
-            events = events.filter(Q(place_name=data["place"]) | Q(job_id__in=jobs_there))
-        if "letter" in data:
-            events = events.filter(letter_ids__contains=[data["letter"]])
-        return events
-
-
-def _events(request) -> tuple[AuditFilterForm, QuerySet]:
+def _events(request) -> tuple[forms.Form, QuerySet]:
     """The filter form and the events it selects among those the user may see (the page and
-    both exports read the same)."""
-    form = AuditFilterForm(request.GET)
-    return form, form.filter(visible(request.user, AuditEvent.objects.all()))
+    both exports read the same). The filters are /api/audit/'s (AuditFilterSet); a value that
+    does not parse is shown with its error and left out of the filter."""
+    filterset = AuditFilterSet(request.GET, queryset=visible(request.user, AuditEvent.objects.all()))
+    return filterset.form, filterset.qs
 
 
 @login_required

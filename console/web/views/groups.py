@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from console.access.redaction import mask_envelopes
 from console.access.scope import scope_of, visible
 from console.models import DeadPlace, FailureGroupHistory, GroupTriage, LetterState
+from console.services.filtersets import ANY_STATE, group_query
 from console.services.group_work import matching_fingerprints, triage
 from console.services.groups import Among, daily_counts, failure_groups
 from console.services.history import history_groups
@@ -20,14 +21,6 @@ from console.web.charts import Chart, Series, line_chart
 CHARTED_GROUPS = 5
 #: Groups listed on the history page.
 HISTORY_GROUPS = 50
-#: The state the view starts with: letters still waiting for someone.
-DEFAULT_STATE = LetterState.HELD
-ANY_STATE = "any"
-
-
-def _state(request) -> str:
-    state = request.GET.get("state", DEFAULT_STATE)
-    return state if state == ANY_STATE or state in LetterState.values else DEFAULT_STATE
 
 
 def group_label(group) -> str:
@@ -46,14 +39,15 @@ def groups_chart(params: dict, among: Among, groups: list, title: str) -> Chart:
 def group_list(request, place_id: int | None = None):
     """The failure groups (largest first), a chart of the top ones, and links to act on them."""
     place = get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id) if place_id else None
-    state = _state(request)
+    query = group_query(request.GET, strict=False)  # /api/groups/'s filter set; a wrong value counts as none
+    state = query["state"]
     params = {"place": place.pk} if place else {}
     if state != ANY_STATE:
         params["state"] = state
     # Counted over the letters the user may see: a limited user's groups, counts, origins,
     # places and samples come from their places alone.
     among = Among(request.user)
-    work = {key: request.GET.get(key, "").strip() for key in ("status", "owner", "tag")}
+    work = {key: query[key] for key in ("status", "owner", "tag")}
     if any(work.values()):
         found, kept = matching_fingerprints(**work)
         among = Among(request.user, frozenset(found), excluded=not kept)

@@ -18,6 +18,7 @@ from console.jobs.requests import request_job
 from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES
 from console.services.jobs import JobError
+from console.services.parsing import ascii_whole_number
 from console.services.rules import handling_of
 from console.services.selection import SelectionError, clean_filter, visible_matches
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
@@ -102,7 +103,8 @@ def letter_body(request, letter_id: int):
 
 
 def _ids(raw: str) -> list[int]:
-    return sorted({int(part) for part in raw.split(",") if part.strip().isdigit()})[:MAX_LISTED_IDS]
+    numbers = {ascii_whole_number(part.strip()) for part in raw.split(",")}
+    return sorted(numbers - {None})[:MAX_LISTED_IDS]
 
 
 @login_required
@@ -113,8 +115,8 @@ def letter_list(request):
     event, filters, error, complete = None, clean_filter(request.GET), "", True
     after = request.GET.get("after")
     letters = visible(request.user, DeadLetter.objects.all())
-    if request.GET.get("event", "").isdigit():
-        event = get_object_or_404(visible(request.user, AuditEvent.objects.all()), pk=int(request.GET["event"]))
+    if (event_id := ascii_whole_number(request.GET.get("event", ""))) is not None:
+        event = get_object_or_404(visible(request.user, AuditEvent.objects.all()), pk=event_id)
         letters = letters.filter(id__in=event.letter_ids)
     elif filters:
         try:

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from console.access.redaction import RuleError
 from console.models import RedactionRule
+from console.services.parsing import ascii_whole_number
 from console.services.redaction import do_delete_redaction_rule, do_set_redaction_rule
 
 
@@ -27,8 +28,8 @@ def redaction_rules(request):
     form = RedactionRuleForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         rule = None
-        if request.POST.get("rule", "").isdigit():
-            rule = get_object_or_404(RedactionRule, pk=int(request.POST["rule"]))
+        if (rule_id := ascii_whole_number(request.POST.get("rule", ""))) is not None:
+            rule = get_object_or_404(RedactionRule, pk=rule_id)
         try:
             saved = do_set_redaction_rule(actor=request.user, rule=rule, **form.cleaned_data)
         except RuleError as exc:

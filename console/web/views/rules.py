@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from console.access.scope import visible
 from console.models import Broker, DeadPlace, Rule
+from console.services.parsing import ascii_whole_number
 from console.services.rules import (
     ACTIONS,
     PRESETS,
@@ -59,7 +60,8 @@ class RuleForm(forms.Form):
         scope = {}
         if data["scope"].startswith(("broker:", "place:")):
             key, _, value = data["scope"].partition(":")
-            scope = {key: int(value)} if value.isdigit() else {}
+            number = ascii_whole_number(value)
+            scope = {key: number} if number is not None else {}
         return {"name": data["name"], "position": data["position"], "scope": scope, "match": match,
                 "action": action, "reason": data["reason"]}
 
@@ -68,9 +70,10 @@ def _ladder(text: str) -> list[dict]:
     steps = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         delay, sep, tries = part.lower().replace("×", "x").partition("x")
-        if not sep or not delay.strip().rstrip("s").isdigit() or not tries.strip().isdigit():
+        seconds, times = ascii_whole_number(delay.strip().rstrip("s")), ascii_whole_number(tries.strip())
+        if not sep or seconds is None or times is None:
             raise RuleError(f"a ladder step is seconds x tries, e.g. 60x3; got {part!r}")
-        steps.append({"delay_seconds": int(delay.strip().rstrip("s")), "tries": int(tries.strip())})
+        steps.append({"delay_seconds": seconds, "tries": times})
     return steps
 
 

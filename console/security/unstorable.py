@@ -1,0 +1,62 @@
+"""Refuse, at the door, a path, query string or form that carries what PostgreSQL cannot store.
+
+A NUL character (``%00``) or an unpaired surrogate in a URL or a form field reaches views as
+ordinary text, and the first query that compares a column with it fails in the database: a
+fingerprint ``a%00b`` in ``/api/groups/<fingerprint>/``, ``?owner=a%00b``, ``?origin=...``
+each used to be a 500. Checked here, once, before any view (or the permission checks that read
+the URL), for every page and API operation, including those written later; JSON bodies are the
+API's JSON parser's to check (console.api.parsers), as it reads them.
+
+The answer is a 400 saying why: ``{"detail": ...}`` under /api/, a fragment for htmx, else a page.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpResponse, JsonResponse, QueryDict
+from django.shortcuts import render
+from django.utils.html import escape
+
+from console.services.parsing import unstorable_text
+
+#: Bodies of these types are forms, parsed into request.POST.
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _problem(request) -> str:
+    """What in the request PostgreSQL could not hold, or ""."""
+    if problem := unstorable_text(request.path_info):
+        return f"the address {problem}"
+    for where, values in (("query string", request.GET), ("form", _form(request))):
+        for key, items in values.lists():
+            for text in (key, *items):
+                if isinstance(text, str) and (problem := unstorable_text(text)):
+                    return f"the {where} ({_printable(key)}) {problem}"
+    return ""
+
+
+def _form(request):
+    if request.method in ("POST", "PUT", "PATCH") and request.content_type in FORM_TYPES:
+        return request.POST
+    return QueryDict()
+
+
+def _printable(key: str) -> str:
+    return "".join(c if c.isprintable() and not "\ud800" <= c <= "\udfff" else "?" for c in key)[:50]
+
+
+class UnstorableInputMiddleware:
+    """A 400 for a NUL or an unpaired surrogate in the path, the query string or a form."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request):
+        problem = _problem(request)
+        if not problem:
+            return self.get_response(request)
+        why = f"Refused: {problem}."
+        if request.path_info.startswith("/api/"):
+            return JsonResponse({"detail": why}, status=400)
+        if getattr(request, "htmx", False):
+            return HttpResponse(f'<p class="error" role="alert">{escape(why)}</p>', status=400)
+        return render(request, "web/refused.html", {"why": why}, status=400)

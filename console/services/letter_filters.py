@@ -1,0 +1,100 @@
+"""The letters' filter, declared once (django-filter): the letters list page, a place's page,
+``/api/letters/``, a job's frozen filter, a rule's scope and the group counts all parse and
+apply a filter through :class:`LetterFilterSet` (via console.services.selection.filter_letters).
+
+Its keys are FILTER_KEYS of console.services.selection, as strings: numbers are ASCII digits
+(``?weekday=²`` is a 400, not a 500), text is kept as typed and must be storable (no NUL).
+"""
+
+from __future__ import annotations
+
+from django.db.models import BinaryField, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Value
+from django_filters import FilterSet
+
+from console.models import DeadLetter
+from console.models.letter import LetterSearch
+from console.services.parsing import MomentFilter, NumberFilter, TextFilter
+
+
+class BytesPosition(Func):
+    """PostgreSQL's ``position(needle in body)`` on bytea: 0 when the body lacks the bytes."""
+
+    function = "position"
+    arg_joiner = " in "
+    output_field = IntegerField()
+
+    def __init__(self, needle: bytes) -> None:
+        super().__init__(Value(needle, output_field=BinaryField()), F("body"))
+
+
+def escaped(needle: bytes) -> str:
+    """``needle`` as PostgreSQL's ``encode(needle, 'escape')`` writes it (see LetterSearch)."""
+    return "".join(
+        "\\\\" if byte == 0x5C else chr(byte) if 0 < byte < 0x80 else f"\\{byte:03o}" for byte in needle
+    )
+
+
+class LetterFilterSet(FilterSet):
+    """Letters matching a filter. Text in the body is matched byte for byte (UTF-8).
+
+    Also applied to querysets of GroupCount (place, broker, state and fingerprint only)."""
+
+    place = NumberFilter(field_name="place_id")
+    broker = NumberFilter(field_name="broker_id")
+    state = TextFilter(method="filter_state", help_text="Several comma separated")
+    origin = TextFilter(method="filter_origin")
+    reason = TextFilter(field_name="reason")
+    exception = TextFilter(field_name="exception_type")
+    fingerprint = TextFilter(field_name="fingerprint")
+    header = TextFilter(method="filter_header")
+    header_value = TextFilter(method="filter_header_value")
+    q = TextFilter(method="filter_body")
+    since = MomentFilter(field_name="captured_at", lookup_expr="gte")
+    until = MomentFilter(field_name="captured_at", lookup_expr="lt")
+    # What the failure analytics link to: the consumer and host framework headers named, the
+    # ISO weekday (1 Monday) and hour the letter arrived (UTC), replayed letters that came back.
+    consumer = TextFilter(field_name="envelope_details__consumer")
+    host = TextFilter(field_name="envelope_details__host")
+    weekday = NumberFilter(field_name="captured_at", lookup_expr="iso_week_day", min_value=1, max_value=7)
+    hour = NumberFilter(field_name="captured_at", lookup_expr="hour", min_value=0, max_value=23)
+    came_back = TextFilter(method="filter_came_back", help_text="1, true or yes; anything else is false")
+
+    class Meta:
+        model = DeadLetter
+        fields: list[str] = []
+
+    def filter_state(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return qs.filter(state__in=value.split(","))
+
+    def filter_origin(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return qs.filter(Q(origin_queue=value) | Q(origin_address=value))
+
+    def filter_header(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        wanted_value = self.form.cleaned_data.get("header_value")
+        if wanted_value in (None, ""):
+            return qs.filter(headers__has_key=value)
+        # Through LetterSearch's GIN index on the headers (a copy kept off the letters table);
+        # a letter whose search row is still a placeholder (console.services.search_rows) is
+        # a candidate too, and the letter's own headers decide.
+        wanted = {value: wanted_value}
+        return qs.filter(Exists(LetterSearch.objects.filter(
+            Q(headers__contains=wanted) | Q(pending=True), letter_id=OuterRef("pk"))), headers__contains=wanted)
+
+    def filter_header_value(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return qs  # applied with the header it belongs to (filter_header)
+
+    def filter_body(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        needle = value.encode("utf-8")
+        # The escaped body holding the escaped needle follows from the body holding the needle,
+        # and lets PostgreSQL narrow the search with the trigram index on the escaped bodies
+        # (LetterSearch) instead of reading every body; position() then decides exactly
+        # (an escaped needle can also match across other bytes' escapes: "200" in "\\200").
+        # A body longer than the text LetterSearch keeps may hold it anyway, as may one whose
+        # search row is still a placeholder (partial too: console.services.search_rows).
+        may_hold = LetterSearch.objects.filter(Q(text__contains=escaped(needle)) | Q(partial=True),
+                                               letter_id=OuterRef("pk"))
+        return qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
+
+    def filter_came_back(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        returned = Exists(DeadLetter.objects.filter(parent_id=OuterRef("pk")))
+        return qs.filter(returned) if value.lower() in ("1", "true", "yes") else qs.exclude(returned)

@@ -1,0 +1,157 @@
+"""The pieces every declared parser of the console is built from (the filter sets of
+console.services.filtersets and letter_filters, the keyset pages, the job filters, the door's
+middleware and the API's JSON parser): what PostgreSQL can store, and what a number is.
+
+- A number is ASCII digits, and fits in 64 bits. Python's ``int()`` also reads '٣' (Arabic-Indic
+  three) and ``str.isdigit()`` says yes to '²', which ``int()`` then refuses: checks written by
+  hand with them let through what the next line could not parse, a 500.
+- PostgreSQL text (and jsonb) cannot hold NUL, and UTF-8 cannot encode an unpaired surrogate:
+  such a value is refused with a 400 where it comes in, not in the database.
+
+A parser that refuses raises :class:`InputRefused` (a Refusal: 400 on pages and API alike).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from datetime import timezone as dt_timezone
+from typing import Any
+
+import django_filters
+from django import forms
+from django.core.validators import ProhibitNullCharactersValidator
+from django.utils.dateparse import parse_date, parse_datetime
+
+from console.refusals import Refusal
+
+INT64_MAX = 2**63 - 1
+_DIGITS = re.compile(r"[0-9]{1,19}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class InputRefused(Refusal):
+    """A query parameter, path, form field or filter that no declared parser accepts."""
+
+
+def unstorable_text(text: str) -> str:
+    """Why PostgreSQL could not hold ``text``, or "" if it can."""
+    if "\x00" in text:
+        return "holds a NUL character, which PostgreSQL text cannot hold"
+    if _SURROGATE.search(text):
+        return "holds an unpaired surrogate, which cannot be encoded as UTF-8"
+    return ""
+
+
+def ascii_whole_number(value: Any, lowest: int = 0, highest: int = INT64_MAX) -> int | None:
+    """``value`` as an int when it is ASCII digits (a str) or an int within ``lowest..highest``,
+    else None. Booleans are not numbers here."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and _DIGITS.fullmatch(value):
+        number = int(value)
+    else:
+        return None
+    return number if lowest <= number <= highest else None
+
+
+class WholeNumberField(forms.Field):
+    """A whole number written in ASCII digits, from ``min_value`` (default 0) to ``max_value``
+    (default the largest bigint): what an id, a cursor, a weekday or an hour is."""
+
+    def __init__(self, *, min_value: int = 0, max_value: int = INT64_MAX, **kwargs) -> None:
+        self.min_value, self.max_value = min_value, max_value
+        super().__init__(**kwargs)
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        number = ascii_whole_number(value.strip() if isinstance(value, str) else value,
+                                    self.min_value, self.max_value)
+        if number is None:
+            if self.max_value == INT64_MAX:
+                why = f"must be a whole number (ASCII digits) from {self.min_value}"
+            else:
+                why = f"must be a whole number from {self.min_value} to {self.max_value}"
+            raise forms.ValidationError(f"{why}, got {value!r}", code="invalid")
+        return number
+
+
+class TextField(forms.CharField):
+    """Text kept as typed (not stripped) that PostgreSQL can store: no NUL, no lone surrogate."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("strip", False)
+        super().__init__(**kwargs)
+        # Our own message below says why, in the console's words.
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+    def validate(self, value) -> None:
+        super().validate(value)
+        problem = unstorable_text(value or "")
+        if problem:
+            raise forms.ValidationError(problem, code="unstorable")
+
+
+def parse_moment(value: str) -> datetime | None:
+    """An ISO 8601 date and time as an aware UTC datetime; None if it is not one, or not one
+    PostgreSQL can compare with (its time zone offsets stop short of 16 hours)."""
+    try:
+        parsed = parse_datetime(value)
+        if parsed is None:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=dt_timezone.utc)
+        return parsed.astimezone(dt_timezone.utc)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _date(value: str):
+    try:
+        return parse_date(value)
+    except ValueError:
+        return None
+
+
+class MomentField(forms.Field):
+    """An ISO 8601 date and time, as an aware UTC datetime (see parse_moment)."""
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        if isinstance(value, datetime):
+            return value
+        moment = parse_moment(str(value))
+        if moment is None and (day := _date(str(value))) is not None:
+            moment = datetime.combine(day, datetime.min.time(), tzinfo=dt_timezone.utc)  # a date: its midnight
+        if moment is None:
+            raise forms.ValidationError(f"must be an ISO 8601 date and time, got {value!r}", code="invalid")
+        return moment
+
+
+class NumberFilter(django_filters.Filter):
+    """A filter on a whole number in ASCII digits (ids, weekday, hour...)."""
+
+    field_class = WholeNumberField
+
+
+class TextFilter(django_filters.Filter):
+    """A filter on text matched exactly as typed."""
+
+    field_class = TextField
+
+
+class MomentFilter(django_filters.Filter):
+    field_class = MomentField
+
+
+def parsed(filterset: django_filters.FilterSet, error: type[Refusal] = InputRefused) -> django_filters.FilterSet:
+    """``filterset`` once its data parsed; ``error`` saying which parameter is wrong and why,
+    when one is not (e.g. "weekday must be a whole number from 1 to 7, got '²'")."""
+    if filterset.is_bound and not filterset.is_valid():
+        raise error("; ".join(f"{name} {' '.join(str(m) for m in messages)}"
+                              for name, messages in filterset.errors.items()))
+    return filterset
