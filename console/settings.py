@@ -50,6 +50,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Whose answer this is, for masking on the way out (console.access.masking).
+    "console.access.masking.ReaderMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -71,8 +73,14 @@ TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
-        "APP_DIRS": True,
         "OPTIONS": {
+            # Every {{ variable }} of templates/ is masked for the reader unless marked |plain
+            # (console.access.template_masking); the loader caches as Django's cached loader.
+            "loaders": [("console.access.template_masking.Loader", [
+                "django.template.loaders.filesystem.Loader",
+                "django.template.loaders.app_directories.Loader",
+            ])],
+            "builtins": ["console.templatetags.masking"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
@@ -154,7 +162,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Every refusal of the services (console.refusals) answers with its own status, in one place.
     "EXCEPTION_HANDLER": "console.api.errors.handle_exception",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # Deny by default: what no masked serializer made (plain dicts, error bodies) is masked whole.
+    "DEFAULT_RENDERER_CLASSES": ["console.access.masking.MaskingJSONRenderer"],
     # JSON that no field could store (unpaired surrogates, integers beyond 64 bits) is a 400.
     "DEFAULT_PARSER_CLASSES": [
         "console.api.parsers.StorableJSONParser",

@@ -2,18 +2,21 @@
 touches and the queues it publishes into must all be within what the actor may act on.
 
 A user limited to brokers may act on any queue of those brokers. A user limited to places may
-act on those places, and publish only into those places or into the origin queues of the
-letters held there (where a replay of them would go anyway): never into any other queue of the
-broker.
+act on those places, and publish only into those places or into the queues whose dead letters
+the broker says go into one of them (console.access.topology): never into any other queue of
+the broker. A replay publishes into its letters' origins, so those are guarded the same way:
+a letter's headers name its origin, and content never widens rights (invariant 11). A rule
+acts with its enabler's scope narrowed to its own (console.access.scope), so the same holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from django.db.models import Q, QuerySet
 
-from console.access.scope import OutOfScope, scope_of
+from console.access.scope import OutOfScope, Scope, scope_of
+from console.access.topology import Queue, Topology, Unknown
 
 
 def guard_letters(actor, letters: QuerySet) -> None:
@@ -42,26 +45,57 @@ def guard_places(actor, place_ids: Iterable[int]) -> None:
         raise OutOfScope(f"{len(outside)} of the dead places this touches are outside what you may act on")
 
 
-def guard_reach(actor, place_ids: Iterable[int], targets: Iterable) -> None:
+def guard_reach(actor, place_ids: Iterable[int], targets: Iterable, origins: Iterable | Callable[[], Iterable] = (),
+                *, topology: Topology | None = None) -> None:
     """Refuse a job (asked for, or to be approved) that touches any dead place, or publishes
-    into any target queue (``broker_id``, ``name``, ``scope``), outside the actor's scope."""
+    into any target queue or letters' origin (each with ``broker_id``, ``name``, ``scope``),
+    outside the actor's scope. ``origins`` may be a callable, called only for an actor limited
+    to places (the origins of a large selection cost a query); ``topology`` keeps what brokers
+    said for the caller's next guard (e.g. one approval asked of several people)."""
     guard_places(actor, place_ids)
-    for target in targets:
-        guard_target(actor, target.broker_id, target.name, target.scope)
+    scope = scope_of(actor)
+    if scope.unlimited:
+        return
+    queues = [*targets, *(origins() if callable(origins) else origins)]
+    _guard_queues(scope, [(q.broker_id, q.name, q.scope) for q in queues], topology or Topology())
 
 
-def guard_target(actor, broker_id: int, name: str, scope_name: str = "") -> None:
+def guard_target(actor, broker_id: int, name: str, scope_name: str = "", *,
+                 topology: Topology | None = None) -> None:
     """Refuse publishing into the queue ``name`` (in ``scope_name``, e.g. a vhost) of a broker
     unless the actor may act on it."""
     scope = scope_of(actor)
-    if scope.unlimited or broker_id in scope.brokers:
+    if scope.unlimited:
         return
-    from console.models import DeadLetter, DeadPlace
+    _guard_queues(scope, [(broker_id, name, scope_name)], topology or Topology())
 
-    places = DeadPlace.objects.filter(pk__in=scope.places, broker_id=broker_id, scope=scope_name)
-    if places.filter(name=name).exists():
+
+def _guard_queues(scope: Scope, queues: list[Queue], topology: Topology) -> None:
+    """Every queue must be of a broker the scope allows whole, one of its places, or a queue
+    the broker says dead-letters into one of its places; a queue without a name (a letter whose
+    origin is unknown) publishes nowhere and is refused by the publish itself."""
+    from console.models import DeadPlace
+
+    queues = [q for q in dict.fromkeys(queues) if q[1] and q[0] not in scope.brokers]
+    if not queues:
         return
-    if DeadLetter.objects.filter(place__in=places, origin_queue=name).exists():
-        return
-    raise OutOfScope(f"the queue {name!r} is outside what you may act on: you may publish only into "
-                     "your dead places and the origins of their letters")
+    mine: dict[int, set[tuple[str, str]]] = {}
+    for broker_id, name, place_scope in DeadPlace.objects.filter(pk__in=scope.places).values_list(
+            "broker_id", "name", "scope"):
+        mine.setdefault(broker_id, set()).add((name, place_scope))
+    queues = [q for q in queues if (q[1], q[2]) not in mine.get(q[0], set())]
+    topology.ask(q for q in queues if q[0] in mine)
+    for broker_id, name, place_scope in queues:
+        if broker_id not in mine:
+            raise OutOfScope(f"the queue {name!r} is outside what you may act on: you may publish only into "
+                             "your dead places and the queues their broker dead-letters into them")
+        try:
+            fed = topology.dead_places((broker_id, name, place_scope))
+        except Unknown as exc:
+            raise OutOfScope(f"the queue {name!r} is outside what you may act on until its broker says where "
+                             f"its dead letters go ({exc}); a letter's own headers do not say it") from None
+        if not fed & mine[broker_id]:
+            raise OutOfScope(f"the queue {name!r} is outside what you may act on: its broker does not say that "
+                             "its dead letters go into your dead places (a letter's own headers naming it as "
+                             "their origin do not count); you may publish only into your dead places and the "
+                             "queues their broker dead-letters into them")

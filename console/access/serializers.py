@@ -1,35 +1,33 @@
-"""Redaction for the REST API: serializer mixins that mask what a viewer is sent."""
+"""Letters over the REST API: what a letter's serializer masks beyond the masked base.
+
+Every field of an answer is masked by console.access.masking unless declared safe; a letter
+needs more than a field-by-field mask: a body that is not text cannot be masked, so it is
+hidden; a preview is made from the masked head of the body (a cut-off head could split what a
+rule matches); headers and properties hide the values of the headers named by rules.
+"""
 
 from __future__ import annotations
 
-from console.access.redaction import Redactor, for_user, masked_preview
+from console.access.masking import MaskedSerializerMixin
+from console.access.redaction import PREVIEW_SOURCE_BYTES, Redactor, masked_preview
 
-_NO_REDACTOR = object()
-
-
-def request_redactor(serializer) -> Redactor | None:
-    """The redactor for the requesting user (None: unmasked), computed once per response."""
-    context = serializer.context
-    cached = context.get("_redactor", _NO_REDACTOR)
-    if cached is _NO_REDACTOR:
-        request = context.get("request")
-        cached = for_user(getattr(request, "user", None)) if request is not None else Redactor.current()
-        context["_redactor"] = cached
-    return cached
+#: Fields RedactedLetterMixin masks itself (the base leaves them to it); ``audit`` comes from
+#: AuditEventSerializer, masked with the same context.
+LETTER_CONTENT = ("preview", "body", "headers", "properties", "audit")
 
 
-class RedactedLetterMixin:
-    """Masks a letter's preview, body, headers, properties, envelope and audit trail for viewers."""
+class RedactedLetterMixin(MaskedSerializerMixin):
+    """Masks a letter's preview, body, headers, properties, envelope and audit trail for viewers
+    (and, through the base, every other field not declared safe)."""
 
-    def to_representation(self, letter):
-        data = super().to_representation(letter)
-        redactor = request_redactor(self)
-        if redactor is None:
-            return data
-        data = redactor.envelope(data)
+    safe_fields = ("fingerprint", "replay_id")
+
+    def mask(self, data, letter, redactor: Redactor, done: tuple[str, ...] = ()):
         if "preview" in data:
-            head = letter.body_bytes if "body" in data else _full_head(letter)
-            data["preview"] = masked_preview(redactor, head, letter.body_size)
+            head = getattr(letter, "preview_head", None)
+            if head is None:
+                head = letter.body_bytes if "body" in data else _full_head(letter)
+            data["preview"] = masked_preview(redactor, bytes(head), letter.body_size)
         if "body" in data:
             masked = redactor.body(letter.body_bytes)
             data["body"] = ({"encoding": "hidden"} if masked is None
@@ -37,37 +35,16 @@ class RedactedLetterMixin:
         for name in ("headers", "properties"):
             if name in data:
                 data[name] = redactor.value(data[name])
-        if "audit" in data:
-            data["audit"] = [redactor.event_row(row) for row in data["audit"]]
-        return data
+        return super().mask(data, letter, redactor, done=(*done, *LETTER_CONTENT))
 
 
 def _full_head(letter) -> bytes:
     from django.db.models import BinaryField
     from django.db.models.functions import Substr
 
-    from console.access.redaction import PREVIEW_SOURCE_BYTES
     from console.models import DeadLetter
 
     head = (DeadLetter.objects.filter(pk=letter.pk)
             .annotate(head=Substr("body", 1, PREVIEW_SOURCE_BYTES, output_field=BinaryField()))
             .values_list("head", flat=True).first())
     return bytes(head or b"")
-
-
-class RedactedJobMixin:
-    """Masks a job's typed texts, filter and log for viewers (jobs and approvals)."""
-
-    def to_representation(self, job):
-        data = super().to_representation(job)
-        redactor = request_redactor(self)
-        return data if redactor is None else redactor.job_fields(data)
-
-
-class RedactedEventMixin:
-    """Masks an audit event's reason and details for viewers."""
-
-    def to_representation(self, event):
-        data = super().to_representation(event)
-        redactor = request_redactor(self)
-        return data if redactor is None else redactor.event_row(data)

@@ -11,6 +11,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.roles import ROLES, limits_of, role_of
 from console.api.errors import ErrorSerializer
 from console.models import Broker, DeadPlace, RedactionRule
@@ -19,7 +20,7 @@ from console.services.roles import do_grant_role, do_set_limits
 from console.services.tokens import do_create_token, do_revoke_token, visible_tokens
 
 
-class RedactionRuleSerializer(serializers.ModelSerializer):
+class RedactionRuleSerializer(MaskedModelSerializer):
     class Meta:
         model = RedactionRule
         fields = ["id", "kind", "pattern", "note", "enabled", "created_at", "updated_at"]
@@ -54,7 +55,7 @@ class RedactionRuleDetail(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class RoleSerializer(serializers.Serializer):
+class RoleSerializer(MaskedSerializer):
     user = serializers.CharField(help_text="Username")
     role = serializers.ChoiceField(choices=[*ROLES, ""], help_text='One role, or "" for none')
     limits = serializers.ListField(child=serializers.CharField(), read_only=True,
@@ -105,13 +106,17 @@ class RoleList(APIView):
         return Response({"user": user.get_username(), "role": role_of(user), "limits": limits_of(user)})
 
 
-class TokenSerializer(serializers.Serializer):
+class TokenSerializer(MaskedSerializer):
+    safe_fields = ("id",)  # the first characters of a key the console made
+
     id = serializers.CharField(source="key_starts", help_text="The key's first four characters (never the key)")
     user = serializers.CharField(source="user.username")
     created = serializers.DateTimeField()
 
 
-class NewTokenSerializer(serializers.Serializer):
+class NewTokenSerializer(MaskedSerializer):
+    safe_fields = ("key",)  # made by the console, shown once to whom it belongs
+
     key = serializers.CharField(help_text="Shown once, now: keep it")
     user = serializers.CharField(source="user.username")
 

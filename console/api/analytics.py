@@ -9,10 +9,13 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedSerializer
 from console.services.analytics import analytics_for
 
 
-class OutcomeSerializer(serializers.Serializer):
+class OutcomeSerializer(MaskedSerializer):
+    safe_fields = ("fingerprint",)
+
     fingerprint = serializers.CharField(source="stat.fingerprint", help_text="The failure group (groups only)")
     exception_type = serializers.CharField(help_text="The group's sample exception (groups only)")
     broker = serializers.CharField(source="stat.broker", help_text="Broker name (origins only)")
@@ -31,7 +34,7 @@ class OutcomeSerializer(serializers.Serializer):
     links = serializers.DictField(child=serializers.CharField(), help_text="Per figure, the letters page behind it")
 
 
-class BusySerializer(serializers.Serializer):
+class BusySerializer(MaskedSerializer):
     name = serializers.CharField()
     broker = serializers.CharField()
     letters = serializers.IntegerField()
@@ -39,13 +42,13 @@ class BusySerializer(serializers.Serializer):
     url = serializers.CharField(help_text="The letters page behind it")
 
 
-class ArrivalSerializer(serializers.Serializer):
+class ArrivalSerializer(MaskedSerializer):
     weekday = serializers.IntegerField(help_text="ISO weekday: 1 Monday .. 7 Sunday (UTC)")
     hour = serializers.IntegerField(help_text="0-23 (UTC)")
     letters = serializers.IntegerField()
 
 
-class AnalyticsSerializer(serializers.Serializer):
+class AnalyticsSerializer(MaskedSerializer):
     limited = serializers.BooleanField(help_text="Your access is limited to some places: nothing is shown")
     computed_at = serializers.DateTimeField(allow_null=True)
     overall = OutcomeSerializer(allow_null=True)

@@ -9,8 +9,8 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.scope import scope_of, visible
-from console.access.serializers import RedactedEventMixin
 from console.api.keyset import NewestFirstPagination
 from console.models import AuditEvent
 from console.services.audit import verify_chain
@@ -18,7 +18,9 @@ from console.services.filtersets import AuditFilterSet
 from console.services.parsing import parsed
 
 
-class AuditEventSerializer(RedactedEventMixin, serializers.ModelSerializer):
+class AuditEventSerializer(MaskedModelSerializer):
+    safe_fields = ("prev_hash", "hash")  # hex digests the console computes
+
     actor = serializers.CharField(source="actor_name")
     job = serializers.IntegerField(source="job_id", allow_null=True)
     broker = serializers.CharField(source="broker_name")
@@ -34,7 +36,7 @@ class AuditEventSerializer(RedactedEventMixin, serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ChainReportSerializer(serializers.Serializer):
+class ChainReportSerializer(MaskedSerializer):
     ok = serializers.BooleanField()
     checked = serializers.IntegerField(help_text="Events whose hash and link held")
     broken_at = serializers.IntegerField(allow_null=True, help_text="First event that does not hold")

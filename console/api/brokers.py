@@ -12,6 +12,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.scope import visible
 from console.api.errors import BrokerErrorSerializer, ErrorSerializer, broker_failed
 from console.api.places import PlaceSerializer, places_with_custody
@@ -38,7 +39,7 @@ def without_credentials(url: str) -> str:
         return url if "@" not in url else ""
 
 
-class BrokerSerializer(serializers.ModelSerializer):
+class BrokerSerializer(MaskedModelSerializer):
     url = serializers.SerializerMethodField()
     management_url = serializers.SerializerMethodField()
     has_password = serializers.BooleanField(read_only=True)
@@ -84,7 +85,7 @@ class BrokerConnectionSerializer(BrokerCreateSerializer):
     name = None  # a definition being tried out has no name yet
 
 
-class ConnectionFactsSerializer(serializers.Serializer):
+class ConnectionFactsSerializer(MaskedSerializer):
     ok = serializers.BooleanField()
     facts = serializers.DictField(help_text="What the broker said about itself, e.g. its version")
 

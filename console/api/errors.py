@@ -10,11 +10,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from console.access.masking import MaskedSerializer
 from console.brokers import BrokerError
 from console.refusals import Refusal
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(MaskedSerializer):
     detail = serializers.CharField(help_text="What was refused and why, for a person to read")
 
 

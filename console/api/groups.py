@@ -11,6 +11,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.redaction import mask_envelopes
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
@@ -27,7 +28,9 @@ from console.services.filtersets import ANY_STATE, group_query
 from console.services.groups import Among, failure_groups
 
 
-class GroupSerializer(serializers.Serializer):
+class GroupSerializer(MaskedSerializer):
+    safe_fields = ("fingerprint", "status")  # a hex digest; one of GroupTriage.Status
+
     fingerprint = serializers.CharField()
     count = serializers.IntegerField()
     first_seen = serializers.DateTimeField()
@@ -42,7 +45,7 @@ class GroupSerializer(serializers.Serializer):
     tags = serializers.ListField(child=serializers.CharField())
 
 
-class NoteSerializer(serializers.Serializer):
+class NoteSerializer(MaskedSerializer):
     author = serializers.CharField()
     text = serializers.CharField()
     at = serializers.DateTimeField()
@@ -135,7 +138,9 @@ class GroupNotes(APIView):
                         status=status.HTTP_201_CREATED)
 
 
-class HistorySerializer(serializers.ModelSerializer):
+class HistorySerializer(MaskedModelSerializer):
+    safe_fields = ("fingerprint",)
+
     class Meta:
         model = FailureGroupHistory
         fields = ["fingerprint", "exception_type", "reason", "sample_message", "count", "first_seen", "last_seen",

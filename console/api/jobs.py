@@ -8,8 +8,8 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.scope import visible
-from console.access.serializers import RedactedJobMixin
 from console.api.errors import ErrorSerializer
 from console.api.keyset import NewestFirstPagination
 from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
@@ -34,7 +34,7 @@ class ParamField(serializers.ReadOnlyField):
         return (params or {}).get(self.field_name, self.empty)
 
 
-class JobSerializer(RedactedJobMixin, serializers.ModelSerializer):
+class JobSerializer(MaskedModelSerializer):
     actor = serializers.CharField(source="actor_name", read_only=True)
     percent = serializers.IntegerField(read_only=True)
     params = serializers.JSONField(read_only=True, help_text="The kind's parameters, as asked for")
@@ -99,13 +99,13 @@ class JobCreateSerializer(SelectionSerializer):
                   "(default 5 with a canary)")
 
 
-class OriginCountSerializer(serializers.Serializer):
+class OriginCountSerializer(MaskedSerializer):
     broker = serializers.CharField(source="broker__name")
     origin_queue = serializers.CharField()
     count = serializers.IntegerField()
 
 
-class PreviewSerializer(serializers.Serializer):
+class PreviewSerializer(MaskedSerializer):
     selection = serializers.JSONField(help_text="The frozen selection a job would act on")
     count = serializers.IntegerField()
     by_origin = OriginCountSerializer(many=True)

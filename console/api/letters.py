@@ -15,6 +15,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ParseError
 
+from console.access.masking import MaskedSerializer, redactor_for_request
+from console.access.redaction import PREVIEW_SOURCE_BYTES
 from console.access.scope import visible
 from console.access.serializers import RedactedLetterMixin
 from console.api.audit import AuditEventSerializer
@@ -55,14 +57,14 @@ def body_text_preview(head: bytes) -> str:
     return head.decode("utf-8", "replace")
 
 
-class BodySerializer(serializers.Serializer):
+class BodySerializer(MaskedSerializer):
     encoding = serializers.ChoiceField(choices=["text", "base64", "hidden"],
                                        help_text="hidden: binary, and your role sees bodies masked")
     text = serializers.CharField(required=False, help_text="When the body is valid UTF-8")
     base64 = serializers.CharField(required=False, help_text="Otherwise, the exact bytes")
 
 
-class LineageSerializer(serializers.Serializer):
+class LineageSerializer(MaskedSerializer):
     parent = serializers.IntegerField(allow_null=True, help_text="The letter whose replay died again as this one")
     returns = serializers.ListField(child=serializers.IntegerField(),
                                     help_text="Letters that came back after replays of this one")
@@ -91,7 +93,7 @@ class LetterSummarySerializer(RedactedLetterMixin, serializers.ModelSerializer):
         return body_text_preview(bytes(head))
 
 
-class RuleHandlingSerializer(serializers.Serializer):
+class RuleHandlingSerializer(MaskedSerializer):
     id = serializers.IntegerField(source="rule_id")
     name = serializers.CharField(source="rule.name")
     version = serializers.IntegerField()
@@ -174,6 +176,8 @@ class LetterList(generics.ListAPIView):
         # A list of 5 MiB bodies would be slow and useless: fetch only their first bytes.
         head = Substr("body", 1, PREVIEW_BYTES, output_field=BinaryField())
         letters = self.matches.letters
+        if redactor_for_request(self.request) is not None:  # a masked preview, from one query for the page
+            letters = letters.annotate(preview_head=Substr("body", 1, PREVIEW_SOURCE_BYTES, output_field=BinaryField()))
         return letters.defer("body", "headers", "exception_stack", "envelope_details").annotate(body_head=head)
 
     def paginate_queryset(self, queryset):

@@ -10,6 +10,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer
 from console.api.errors import ErrorSerializer
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services.filtersets import DeliveryFilterSet
@@ -17,7 +18,7 @@ from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subs
 from console.services.parsing import parsed
 
 
-class ChannelSerializer(serializers.ModelSerializer):
+class ChannelSerializer(MaskedModelSerializer):
     has_secret = serializers.SerializerMethodField()
 
     class Meta:
@@ -37,7 +38,7 @@ class ChannelInputSerializer(serializers.Serializer):
                                    help_text="Signs a webhook's messages (HMAC-SHA256); kept encrypted, never shown")
 
 
-class SubscriptionSerializer(serializers.ModelSerializer):
+class SubscriptionSerializer(MaskedModelSerializer):
     user = serializers.CharField(source="user.username", default=None, read_only=True)
     group = serializers.CharField(source="group.name", default=None, read_only=True)
 
@@ -58,7 +59,7 @@ class SubscriptionInputSerializer(serializers.Serializer):
                                          max_value=2**31 - 1)
 
 
-class DeliverySerializer(serializers.ModelSerializer):
+class DeliverySerializer(MaskedModelSerializer):
     channel_name = serializers.CharField(source="channel.name", read_only=True)
 
     class Meta:

@@ -10,6 +10,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
@@ -27,7 +28,7 @@ def places_with_custody() -> QuerySet:
     )
 
 
-class PlaceSerializer(serializers.ModelSerializer):
+class PlaceSerializer(MaskedModelSerializer):
     broker_name = serializers.CharField(source="broker.name", read_only=True)
     held = serializers.IntegerField(read_only=True, help_text="Letters of this place held in custody")
 

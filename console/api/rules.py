@@ -10,6 +10,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.models import Rule
@@ -23,7 +24,7 @@ from console.services.rules import (
 )
 
 
-class RuleSerializer(serializers.ModelSerializer):
+class RuleSerializer(MaskedModelSerializer):
     scope = serializers.SerializerMethodField(help_text='{} (every place), {"broker": id} or {"place": id}')
     enabled_by = serializers.CharField(source="enabled_by.username", default=None, read_only=True)
     description = serializers.SerializerMethodField(help_text="The action in plain words")
@@ -60,7 +61,7 @@ class RuleInputSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="Why (audited)")
 
 
-class DryRunSerializer(serializers.Serializer):
+class DryRunSerializer(MaskedSerializer):
     matched = serializers.IntegerField(help_text="Held letters it would act on now")
     by_action = serializers.DictField(child=serializers.IntegerField(), help_text="How many per action")
     sample = serializers.ListField(child=serializers.IntegerField(), help_text="Some of their letter ids")

@@ -10,6 +10,7 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.redaction import mask_origins
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
@@ -25,7 +26,7 @@ class ReasonSerializer(serializers.Serializer):
     reason = serializers.CharField(help_text="Why (audited)")
 
 
-class StreakSerializer(serializers.Serializer):
+class StreakSerializer(MaskedSerializer):
     exception = serializers.CharField(source="streak_exception",
                                       help_text="Exception type of the latest letters in a row")
     same = serializers.IntegerField(source="streak_same", help_text="Letters in a row with that exception")
@@ -33,7 +34,7 @@ class StreakSerializer(serializers.Serializer):
     last_arrival_at = serializers.DateTimeField(allow_null=True)
 
 
-class OriginSerializer(serializers.ModelSerializer):
+class OriginSerializer(MaskedModelSerializer):
     broker_name = serializers.CharField(source="broker.name", read_only=True)
     breaker_open = serializers.BooleanField(read_only=True)
     streak = StreakSerializer(source="*", read_only=True)

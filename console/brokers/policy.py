@@ -32,7 +32,13 @@ class DeliveryPolicy:
     seconds before each redelivery; ``dead_place`` where a letter goes once it is over (""
     when nowhere is set); ``retry_chain`` delay queues that send letters back to the origin;
     ``limit_by`` who enforces the limit when it is not the broker (e.g. the console's own
-    threshold on Redis)."""
+    threshold on Redis).
+
+    ``dead_places`` are the dead places, as ``(name, scope)`` the way the console names places,
+    that the broker's topology sends this origin's dead letters into. It is what decides where
+    a user limited to places may publish (console.access.topology; invariant 11: content never
+    widens rights), so an adapter lists only what its broker tells (or its naming convention
+    fixes), never what a letter's headers say; it may be given even when nothing else is told."""
 
     told: bool = False
     max_deliveries: int | None = None
@@ -40,6 +46,7 @@ class DeliveryPolicy:
     dead_place: str = ""
     retry_chain: tuple[RetryStep, ...] = ()
     limit_by: str = ""
+    dead_places: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 

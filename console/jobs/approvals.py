@@ -25,6 +25,7 @@ from django.utils import timezone
 from console.access.guards import guard_reach
 from console.access.roles import has
 from console.access.scope import OutOfScope
+from console.access.topology import Topology
 from console.jobs.kinds import kind
 from console.models import DeadPlace, Job
 from console.services import audit
@@ -119,7 +120,10 @@ def may_approve(job: Job, actor: Actor) -> str:
     if not has(actor, job_kind.permission):
         return f"approving a {job.get_kind_display().lower()} needs the right to ask for one"
     try:
-        guard_reach(actor, job.per_place, job_kind.targets(job))
+        # One Topology per job object: asked once, however many people are weighed for it.
+        topology = job.__dict__.setdefault("_dlo_topology", Topology())
+        guard_reach(actor, job.per_place, job_kind.targets(job), lambda: job_kind.origins(job.selection),
+                    topology=topology)
     except OutOfScope as exc:
         return str(exc)
     return ""

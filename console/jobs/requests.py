@@ -7,7 +7,8 @@ management command, a Celery task, the pipeline or (later) a rule.
 2. the kind parses and validates its typed parameters, and does the checks that talk to a
    broker or to Spark, before any transaction opens;
 3. in one transaction: the kind plans the job (which letters, how many per dead place, which
-   queues it publishes into); every place and target must be in the actor's scope
+   queues it publishes into); every place and target, and every origin a replay publishes
+   into, must be in the actor's scope, as the broker's topology says, not the letters' headers
    (console.access.guards); the job row and its ``job.requested`` audit row are written; the
    two-person rule (console.jobs.approvals) makes it wait, or it is queued for the worker once
    the transaction commits.
@@ -65,7 +66,7 @@ def request_job(kind: str, *, actor: Actor, reason: str, ticket: str = "", run_h
     checked = job_kind.check_outside(params, given)
     with transaction.atomic():
         plan = job_kind.plan(params, given, actor=actor, checked=checked)
-        _guarded(guard_reach, actor, plan.per_place, plan.targets)
+        _guarded(guard_reach, actor, plan.per_place, plan.targets, lambda: job_kind.origins(plan.selection))
         total, asked = plan.total, params.to_json()
         job = Job.objects.create(
             kind=kind, actor=actor_user(actor), actor_name=actor_name(actor), reason=reason, ticket=ticket[:200],

@@ -80,8 +80,17 @@ class ActiveMQAdapter(Adapter):
 
     def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
         """Over STOMP the broker tells nothing of redelivery: each client's RedeliveryPolicy
-        (or the broker's redeliveryPlugin in activemq.xml) decides, which no STOMP frame shows."""
-        return DeliveryPolicy(told=False, notes=(
+        (or the broker's redeliveryPlugin in activemq.xml) decides, which no STOMP frame shows.
+
+        Where dead letters go is fixed by the broker's naming: the individual strategy puts
+        the queue ``q``'s into ``ActiveMQ.DLQ.Queue.q`` (or ``<prefix>q`` for the configured
+        prefixes), so those are ``q``'s dead places. The shared ``ActiveMQ.DLQ`` takes every
+        queue's, so only a letter's ``original-destination`` header (content) would say which:
+        it makes no queue anyone's to publish into (console.access.topology)."""
+        name = origin.name.removeprefix("/queue/")
+        dead = () if name.startswith(("/", places.INDIVIDUAL_PREFIX)) or name == places.SHARED_DLQ \
+            else tuple((prefix + name, "") for prefix in (places.INDIVIDUAL_PREFIX, *self.options.prefixes))
+        return DeliveryPolicy(told=False, dead_places=dead, notes=(
             "each client's RedeliveryPolicy decides (ActiveMQ's default: 6 redeliveries, then its DLQ)",))
 
     def check(self) -> dict[str, Any]:

@@ -3,7 +3,10 @@ broker's tests).
 
 Connection string: ``memory://<name>``; every adapter with the same name shares one
 ``MemoryBroker``. A dead place is any queue whose name ends in ``.dlq``; a message's origin
-and reason come from its ``x-origin-queue`` and ``x-reason`` headers.
+and reason come from its ``x-origin-queue`` and ``x-reason`` headers. That naming is the
+memory broker's whole topology: the queue ``q`` dead-letters into ``q.dlq`` when both exist,
+and ``delivery_policy`` says so (``dead_places``; it tells nothing of delivery limits), so the
+scope guard can be tested on it as on a real broker (console.access.topology).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from console.brokers.base import (
     Adapter,
     BrokerError,
     CaptureSession,
+    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
@@ -128,6 +132,13 @@ class MemoryAdapter(Adapter):
             for name, q in sorted(self.broker.queues.items())
             if name.endswith(".dlq")
         ]
+
+    def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
+        """Nothing of delivery limits; where dead letters go, by the naming above."""
+        self._ensure_up()
+        dead = f"{origin.name}.dlq"
+        known = origin.name in self.broker.queues and dead in self.broker.queues and not origin.name.endswith(".dlq")
+        return DeliveryPolicy(told=False, dead_places=((dead, origin.scope),) if known else ())
 
     def stats(self, place: PlaceRef) -> PlaceInfo:
         self._ensure_up()

@@ -207,6 +207,8 @@ class NatsAdapter(Adapter):
         return DeliveryPolicy(
             told=True, max_deliveries=limit, backoff=tuple(config.backoff or ()), notes=notes,
             dead_place=f"a MAX_DELIVERIES advisory (the message stays in stream {origin.scope})" if limit else "",
+            # The console's dead place for a consumer that gives up is that consumer itself.
+            dead_places=((origin.name, origin.scope),) if limit else (),
         )
 
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:

@@ -12,6 +12,7 @@ import itertools
 import os
 import threading
 from collections.abc import Coroutine, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -245,7 +246,10 @@ class RabbitMQAdapter(Adapter):
             vhost = origin.scope or self.vhost
             if vhost not in topologies:
                 topologies[vhost] = Topology.from_api(api.queues(vhost), api.exchanges(vhost), api.bindings(vhost))
-            policies.append(origin_policy(topologies[vhost], (vhost, origin.name), version))
+            told = origin_policy(topologies[vhost], (vhost, origin.name), version)
+            # Dead places are named in the scope the console asked in (a place on the default
+            # vhost may have been named with "" or "/").
+            policies.append(replace(told, dead_places=tuple((name, origin.scope) for name, _ in told.dead_places)))
         return policies
 
     def stats(self, place: PlaceRef) -> PlaceInfo:

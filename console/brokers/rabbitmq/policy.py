@@ -54,6 +54,7 @@ def origin_policy(topology: Topology, key: Key, version: str = "") -> DeliveryPo
             notes.append(f"its dead-letter exchange {setting.exchange or '(default)'} routes them to no queue")
     return DeliveryPolicy(
         told=True, max_deliveries=int(limit) if limit is not None else None, dead_place=" and ".join(dead),
+        dead_places=tuple((name, key[0]) for name in dead),
         retry_chain=chain, notes=tuple(notes) if not chain else (*notes, "the consumer decides how many rounds"),
     )
 

@@ -80,12 +80,21 @@ class RedisStreamsAdapter(Adapter):
             return places.discover(self.client, self.options)
 
     def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
-        """Redis limits no deliveries: the adapter's threshold decides what is a letter."""
+        """Redis limits no deliveries: the adapter's threshold decides what is a letter.
+
+        The origin is a stream (``origin.name``); its dead places are its consumer groups'
+        pending entries, ``(group, stream)``, as XINFO GROUPS tells them. A dead stream is no
+        stream's dead place here: only its entries' ``orig_stream`` field (content) links it
+        to an origin, and content never widens where someone may publish."""
+        with translated_errors(self.where):
+            groups = (self.client.xinfo_groups(origin.name)
+                      if text(self.client.type(origin.name)) == "stream" else [])
         return DeliveryPolicy(
             told=True, max_deliveries=self.options.threshold,
             limit_by="the console's threshold: Redis counts deliveries but limits none",
             dead_place=f"the console takes it from the group's pending entries once idle "
                        f"{duration(self.options.min_idle_ms / 1000)}",
+            dead_places=tuple((text(group["name"]), origin.name) for group in groups),
         )
 
     def stats(self, place: PlaceRef) -> PlaceInfo:

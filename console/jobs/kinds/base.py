@@ -86,6 +86,8 @@ class JobKind:
     in_worker: ClassVar[bool] = True
     #: What a request names besides parameters: which letters or place (read by :meth:`plan`).
     inputs: ClassVar[frozenset[str]] = frozenset()
+    #: It publishes letters to their origins (a replay), so those are guarded like targets.
+    publishes_to_origins: ClassVar[bool] = False
 
     def parse(self, given: dict[str, Any]) -> Params:
         """Typed, validated parameters from what was asked (JobError saying what is wrong).
@@ -116,6 +118,18 @@ class JobKind:
     def targets(self, job: Job) -> list[Target]:
         """The queues the job publishes into beyond the letters' origins (for an approver's scope)."""
         return []
+
+    def origins(self, selection: dict[str, Any]) -> list[Target]:
+        """The letters' origins the job publishes into, from its frozen selection: each letter
+        names its own, in its headers, so the scope guard asks the broker whether the actor may
+        publish there (console.access.guards; invariant 11)."""
+        if not self.publishes_to_origins:
+            return []
+        from console.services.selection import resolve
+
+        named = (resolve(selection).exclude(origin_queue="").order_by()
+                 .values_list("broker_id", "origin_queue", "place__scope").distinct())
+        return [Target(broker_id, name, scope) for broker_id, name, scope in sorted(named)]
 
     def cancelled(self, job: Job, *, actor: Actor, reason: str) -> None:
         """More to do, in the cancel's transaction, when a person cancels a job (nothing by default)."""

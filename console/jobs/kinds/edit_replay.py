@@ -19,6 +19,7 @@ from console.services.selection import freeze
 class EditReplay(JobKind):
     name = "edit_replay"
     inputs: ClassVar[frozenset[str]] = frozenset({"letter", "body", "headers"})
+    publishes_to_origins = True
 
     def plan(self, params, given, *, actor, checked) -> Plan:
         letter, body, headers = given.get("letter"), given.get("body"), given.get("headers")

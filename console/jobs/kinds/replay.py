@@ -13,6 +13,7 @@ from console.jobs.publish import run_publish
 class Replay(LettersKind):
     name = "replay"
     params: ClassVar[type[Pace]] = Pace
+    publishes_to_origins = True
 
     def validate(self, params: Pace) -> None:
         params.check()
