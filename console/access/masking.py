@@ -144,7 +144,12 @@ def _masked_serializer(serializer) -> bool:
     return isinstance(serializer, MaskedSerializerMixin)
 
 
-_PLAIN = (bool, type(None), datetime.date, datetime.time, datetime.timedelta)
+class Plain(str):
+    """A text declared safe where no serializer field declares it: made by code, or the reader's
+    own input given back (a page's ``next`` link repeats the filter they typed)."""
+
+
+_PLAIN = (Plain, bool, type(None), datetime.date, datetime.time, datetime.timedelta)
 
 
 def masked_whole(data: Any, redactor: Redactor) -> Any:

@@ -2,7 +2,8 @@
 
 Each chart is built from plain numbers. Every piece of text that reaches the SVG (titles,
 series labels such as origin names or exception types, which come from hostile messages) goes
-through ``escape``; the result is marked safe only once it is assembled here. Each chart
+through ``escape``, which masks it for the reader and escapes it; the result is marked safe only
+once it is assembled here. Each chart
 carries a ``<title>`` and an ``aria-label``, and the template shows the same numbers in a table
 for readers who cannot see the picture.
 """
@@ -14,8 +15,10 @@ from datetime import datetime
 from typing import Callable, Sequence
 
 from django.utils import timezone
-from django.utils.html import escape
+from django.utils.html import escape as escape_html
 from django.utils.safestring import SafeString, mark_safe
+
+from console.access.template_masking import shown
 
 #: Series colours: the page's accent first, then darker and lighter neighbours and greys, so
 #: the charts keep to the one-accent look while five lines stay apart (each also has a dash).
@@ -249,6 +252,12 @@ def sparkline(label: str, values: Sequence[float], *, width: int = 110, height: 
         f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg"><title>{escape(label)}</title>'
         f'<polyline points="{points}" fill="none" stroke="{PALETTE[0]}" stroke-width="1.5"/></svg>'
     )
+
+
+def escape(text: str) -> str:
+    """``text`` masked for the reader (the page's ``shown`` passes this SVG through as built by
+    code, so what it embeds is masked here) and escaped for HTML."""
+    return escape_html(shown(str(text)))
 
 
 def _clip(text: str, length: int) -> str:
