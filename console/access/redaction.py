@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from console.access.roles import SEE_UNREDACTED, has
+from console.brokers import bounded_json
 from console.brokers.values import body_preview
 from console.refusals import Refusal
 
@@ -259,7 +260,7 @@ def _json_in(text: str) -> Any:
     if text.lstrip()[:1] not in ("{", "[", '"'):
         return _NOT_JSON
     try:
-        return json.loads(text)
+        return bounded_json.loads(text)  # content is hostile: too deep or too large is masked as text
     except (ValueError, RecursionError):
         return _NOT_JSON
 

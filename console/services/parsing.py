@@ -7,6 +7,8 @@ middleware and the API's JSON parser): what PostgreSQL can store, and what a num
   hand with them let through what the next line could not parse, a 500.
 - PostgreSQL text (and jsonb) cannot hold NUL, and UTF-8 cannot encode an unpaired surrogate:
   such a value is refused with a 400 where it comes in, not in the database.
+- A regular expression is one PostgreSQL runs (``postgres_regex_problem``), not one Python's
+  ``re`` compiles: the two dialects differ.
 
 A parser that refuses raises :class:`InputRefused` (a Refusal: 400 on pages and API alike).
 """
@@ -21,6 +23,7 @@ from typing import Any
 import django_filters
 from django import forms
 from django.core.validators import ProhibitNullCharactersValidator
+from django.db import DataError, OperationalError, connection, transaction
 from django.utils.dateparse import parse_date, parse_datetime
 
 from console.refusals import Refusal
@@ -155,3 +158,43 @@ def parsed(filterset: django_filters.FilterSet, error: type[Refusal] = InputRefu
         raise error("; ".join(f"{name} {' '.join(str(m) for m in messages)}"
                               for name, messages in filterset.errors.items()))
     return filterset
+
+
+def unstorable_value(value: Any) -> str:
+    """Why ``value`` (a JSON-like value: dicts, lists, text, numbers) could not be stored in a
+    jsonb column, or "" if it can: a NUL or an unpaired surrogate in any text or key."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, str) and (problem := unstorable_text(item)):
+            return problem
+    return ""
+
+
+#: SQLSTATE classes of a regular expression PostgreSQL refuses: data exception (22: 2201B
+#: invalid_regular_expression) and program limit exceeded (54: "too complex").
+_REGEX_REFUSALS = ("22", "54")
+
+
+def postgres_regex_problem(pattern: str) -> str:
+    """Why PostgreSQL refuses ``pattern`` as a regular expression (its ``~``), or "" if it runs it.
+
+    Python's ``re`` and PostgreSQL's ARE differ: ``(?P<x>a)`` compiles in Python and is "invalid
+    regular expression: quantifier operand invalid" to PostgreSQL, so what only Python checked
+    was saved and then failed in every query that used it. PostgreSQL itself is asked, in a
+    savepoint, so a refusal leaves the caller's transaction usable."""
+    if problem := unstorable_text(pattern):
+        return problem
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT '' ~ %s", [pattern])
+    except (DataError, OperationalError) as exc:
+        if str(getattr(exc.__cause__, "sqlstate", "") or "")[:2] not in _REGEX_REFUSALS:
+            raise
+        return str(exc).strip().splitlines()[0]
+    return ""

@@ -13,7 +13,6 @@ body), ``min_deaths``, ``min_replays`` (times the console replayed the letter's 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -26,8 +25,10 @@ from django.utils import timezone
 from console.access.roles import ACT, PURGE, has, role_holding
 from console.access.scope import scope_of, visible
 from console.models import DeadLetter, DeadPlace, LetterHandling, LetterState, Rule, RuleVersion
+from console.brokers import bounded_json
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
+from console.services.parsing import postgres_regex_problem, unstorable_text, unstorable_value
 from console.services.selection import filter_letters
 from console.refusals import Refusal
 
@@ -79,6 +80,8 @@ def clean_match(match: Any) -> dict[str, Any]:
             if not isinstance(value, dict) or not value.get("path"):
                 raise RuleError('match.body_path is {"path": "$.a.b", "value": ...}')
             path_steps(value["path"])
+            if problem := unstorable_value(value.get("value")):
+                raise RuleError(f"match.body_path.value {problem}")
             cleaned[key] = {"path": value["path"], "value": value.get("value")}
         else:
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NUMBER:
@@ -120,28 +123,40 @@ def clean_action(action: Any) -> dict[str, Any]:
 def _text(value: Any, name: str, *, required: bool = False) -> str:
     if not isinstance(value, str) or (required and not value.strip()) or len(value) > 500:
         raise RuleError(f"{name} must be text of at most 500 characters" + (" (required)" if required else ""))
+    if problem := unstorable_text(value):  # the rule's jsonb columns could not hold it
+        raise RuleError(f"{name} {problem}")
     return value.strip() if required else value
 
 
 def _pattern(value: Any, name: str) -> str:
+    """A regular expression as PostgreSQL reads it, which is where rules run it (matching)."""
     text = _text(value, name)
-    try:
-        re.compile(text)
-    except re.error as exc:
-        raise RuleError(f"{name} is not a regular expression: {exc}") from None
+    if problem := postgres_regex_problem(text):
+        raise RuleError(f"{name} is not a regular expression PostgreSQL can run: {problem}")
     return text
+
+
+def check_patterns(rule: Rule) -> None:
+    """RuleError when a regular expression of a saved rule is one PostgreSQL refuses (a rule
+    saved before patterns were checked by PostgreSQL): a dry run says so instead of failing."""
+    for key in ("exception_type", "exception_message"):
+        if isinstance((rule.match or {}).get(key), str):
+            try:
+                _pattern(rule.match[key], f"match.{key}")
+            except RuleError as exc:
+                raise RuleError(f"rule {rule.name!r}: {exc}; change it") from None
 
 
 def path_steps(path: Any) -> list[str | int]:
     """``$.order.items[0].sku`` (or ``order.items.0.sku``) as keys and indexes."""
-    if not isinstance(path, str) or not path.strip() or len(path) > 500:
+    if not isinstance(path, str) or not path.strip() or len(path) > 500 or unstorable_text(path):
         raise RuleError("match.body_path.path must be a path like $.order.status")
     text = path.strip()
     text = text[1:] if text.startswith("$") else text
     steps: list[str | int] = []
-    for part in re.findall(r"\[(\d+)\]|\.?([^.\[\]]+)", text):
-        index, key = part
-        steps.append(int(index) if index else (int(key) if key.isdigit() else key))
+    for part in re.findall(r"\[([0-9]+)\]|\.?([^.\[\]]+)", text):
+        index, key = part  # ASCII digits are an index ('²'.isdigit() is true, and int() refuses it)
+        steps.append(int(index) if index else (int(key) if key.isascii() and key.isdigit() else key))
     if not steps:
         raise RuleError("match.body_path.path names nothing")
     return steps
@@ -221,7 +236,7 @@ def matching(rule: Rule, letters: QuerySet) -> list[int]:
 
 def _at_path(body: bytes, steps: list[str | int], wanted: Any) -> bool:
     try:
-        value = json.loads(body)
+        value = bounded_json.loads(body)  # content is hostile: bounded in depth and size
     except (ValueError, RecursionError):
         return False
     for step in steps:
@@ -348,6 +363,8 @@ def dry_run(rule: Rule, *, reader: Actor) -> DryRun:
     position: letters an enabled rule before it takes are not counted. ``by_action`` says what
     would happen to each (:func:`decide`, the same code the enabled rule runs)."""
     earlier = [r for r in enabled_rules() if (r.position, r.pk) < (rule.position, rule.pk or 0) and r.pk != rule.pk]
+    for each in (*earlier, rule):
+        check_patterns(each)
     letters = visible(reader, open_letters())
     decisions = decide([*earlier, rule], letters)
     mine = [d for d in decisions if d.rule.pk == rule.pk]

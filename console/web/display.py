@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from console.brokers import bounded_json
 from console.brokers.values import display, utf8_prefix
 
 #: How much of a body a page shows; the rest is behind "download body".
@@ -35,13 +36,14 @@ class BodyView:
 
 
 def body_view(body: bytes) -> BodyView:
-    """Pretty JSON when the body parses, else UTF-8 text, else a hex dump; capped for the page."""
+    """Pretty JSON when the body parses (within bounded_json's depth), else UTF-8 text, else a
+    hex dump; capped for the page. A hostile body (5,000 nested arrays) is shown as its text."""
     total = len(body)
     head = body[:BODY_PAGE_LIMIT]
     if total <= BODY_PAGE_LIMIT:
         try:
-            parsed = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+            parsed = bounded_json.loads(body)
+        except (ValueError, RecursionError):  # UnicodeDecodeError and TooDeep are ValueErrors
             pass
         else:
             if isinstance(parsed, (dict, list)):
