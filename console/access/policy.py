@@ -114,6 +114,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-roles": MANAGE_USERS,
     "api-tokens": SIGNED_IN,
     "api-channels": MANAGE_USERS,
+    "api-channel": MANAGE_USERS,
     "api-channel-test": MANAGE_USERS,
     "api-subscriptions": MANAGE_USERS,
     "api-deliveries": MANAGE_USERS,

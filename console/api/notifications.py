@@ -14,16 +14,22 @@ from console.access.masking import MaskedModelSerializer
 from console.api.errors import ErrorSerializer
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services.filtersets import DeliveryFilterSet
-from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subscribe, notify_test, user_named
+from console.services.notify import (
+    EVENTS, NotifyError, do_add_channel, do_change_channel, do_subscribe, notify_test, user_named,
+)
 from console.services.parsing import parsed
 
 
 class ChannelSerializer(MaskedModelSerializer):
     has_secret = serializers.SerializerMethodField()
+    target = serializers.CharField(read_only=True, help_text="The target as it may be shown: its credentials "
+                                   "(userinfo, query values, a webhook host's path) as ***")
+    target_has_credentials = serializers.BooleanField(read_only=True, help_text="Credentials are kept encrypted")
 
     class Meta:
         model = Channel
-        fields = ["id", "name", "kind", "target", "has_secret", "enabled", "created_by", "created_at"]
+        fields = ["id", "name", "kind", "target", "target_has_credentials", "has_secret", "enabled", "created_by",
+                  "created_at"]
         read_only_fields = fields
 
     def get_has_secret(self, channel: Channel) -> bool:
@@ -36,6 +42,13 @@ class ChannelInputSerializer(serializers.Serializer):
     target = serializers.CharField(max_length=1000, help_text="URL (webhook, slack) or e-mail address")
     secret = serializers.CharField(required=False, allow_blank=True, default="", write_only=True,
                                    help_text="Signs a webhook's messages (HMAC-SHA256); kept encrypted, never shown")
+
+
+class ChannelChangeSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100, required=False)
+    target = serializers.CharField(max_length=1000, required=False, help_text=(
+        "As shown (with ***) keeps the stored target; a changed one needs its credentials typed again"))
+    enabled = serializers.BooleanField(required=False)
 
 
 class SubscriptionSerializer(MaskedModelSerializer):
@@ -80,6 +93,19 @@ class ChannelList(APIView):
         given.is_valid(raise_exception=True)
         channel = do_add_channel(actor=request.user, **given.validated_data)
         return Response(ChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
+
+
+class ChannelDetail(APIView):
+    @extend_schema(responses=ChannelSerializer)
+    def get(self, request, channel_id: int):
+        return Response(ChannelSerializer(generics.get_object_or_404(Channel, pk=channel_id)).data)
+
+    @extend_schema(request=ChannelChangeSerializer, responses={200: ChannelSerializer, 400: ErrorSerializer})
+    def patch(self, request, channel_id: int):
+        channel = generics.get_object_or_404(Channel, pk=channel_id)
+        given = ChannelChangeSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        return Response(ChannelSerializer(do_change_channel(channel, actor=request.user, **given.validated_data)).data)
 
 
 class ChannelTest(APIView):

@@ -41,6 +41,7 @@ urlpatterns = [
     path("roles/", admin.RoleList.as_view(), name="api-roles"),
     path("tokens/", admin.TokenList.as_view(), name="api-tokens"),
     path("notifications/channels/", notifications.ChannelList.as_view(), name="api-channels"),
+    path("notifications/channels/<int:channel_id>/", notifications.ChannelDetail.as_view(), name="api-channel"),
     path("notifications/channels/<int:channel_id>/test/", notifications.ChannelTest.as_view(),
          name="api-channel-test"),
     path("notifications/subscriptions/", notifications.SubscriptionList.as_view(), name="api-subscriptions"),

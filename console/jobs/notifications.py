@@ -43,7 +43,9 @@ def deliver(delivery_id: int) -> str:
     try:
         send(delivery.channel, delivery)
     except Exception as exc:  # noqa: BLE001 - whatever the receiver did, it is written down
-        return _failed(delivery, f"{type(exc).__name__}: {exc}"[:500])
+        # The delivery log is read by admins: an error naming the whole target would show its credentials.
+        why = f"{type(exc).__name__}: {exc}".replace(delivery.channel.delivery_target, delivery.channel.target)
+        return _failed(delivery, why[:500])
     delivery.attempts = [*delivery.attempts, {"at": timezone.now().isoformat(), "outcome": "sent"}]
     delivery.status, delivery.sent_at, delivery.last_error = Delivery.Status.SENT, timezone.now(), ""
     delivery.save(update_fields=["attempts", "status", "sent_at", "last_error"])
@@ -71,7 +73,7 @@ def send(channel: Channel, delivery: Delivery) -> None:
         text = "\n".join([line, "", body.get("about", ""), f"Place: {body.get('place') or '-'}",
                           json.dumps(body.get("details", {}), indent=2, ensure_ascii=False)])
         send_mail(f"Dead Letter Office: {delivery.subject}{count}"[:250], text, settings.DEFAULT_FROM_EMAIL,
-                  [channel.target])
+                  [channel.delivery_target])
         return
     if channel.kind == Channel.Kind.APPRISE:
         import apprise  # noqa: PLC0415 - loads its plugins; only channels of this kind need it
@@ -90,6 +92,6 @@ def send(channel: Channel, delivery: Delivery) -> None:
         signature = hmac.new(channel.secret.encode(), payload, hashlib.sha256).hexdigest()
         headers = {"Content-Type": "application/json", "X-DLO-Event": delivery.event,
                    "X-DLO-Signature": f"sha256={signature}"}
-    response = httpx.post(channel.target, content=payload, headers=headers, timeout=TIMEOUT)
+    response = httpx.post(channel.delivery_target, content=payload, headers=headers, timeout=TIMEOUT)
     if response.status_code >= 300:
         raise RuntimeError(f"the receiver answered {response.status_code}")

@@ -4,13 +4,19 @@ from django.conf import settings
 from django.db import models
 
 from console import secrets
+from console.channel_targets import split_target
 
 
 class Channel(models.Model):
     """Where notifications go: a webhook (JSON, signed with an HMAC of the secret), a
     Slack-compatible incoming webhook, an e-mail address (Django's e-mail backend), or an Apprise
     URL (whose tokens make it a secret: it is kept as the secret, and ``target`` shows only its
-    scheme). Made by admins; the secret is kept encrypted like a broker's password."""
+    scheme). Made by admins; the secret is kept encrypted like a broker's password.
+
+    ``target`` is what may be shown, to admins and in the audit too: a URL's userinfo, query
+    values and the path of known webhook hosts (Slack, Discord, Teams, Mattermost) are credentials,
+    shown as ``***`` (console.channel_targets). The whole target is then kept encrypted in
+    ``target_credentials_encrypted``, and only delivering reads it (``delivery_target``)."""
 
     class Kind(models.TextChoices):
         WEBHOOK = "webhook"
@@ -21,6 +27,8 @@ class Channel(models.Model):
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
     target = models.CharField(max_length=1000, help_text="URL, or e-mail address")
+    target_credentials_encrypted = models.TextField(
+        blank=True, help_text="The whole target, encrypted, when it carries credentials (else empty)")
     secret_encrypted = models.TextField(blank=True)
     enabled = models.BooleanField(default=True)
     created_by = models.CharField(max_length=150)
@@ -39,6 +47,21 @@ class Channel(models.Model):
     @secret.setter
     def secret(self, value: str) -> None:
         self.secret_encrypted = secrets.encrypt(value or "")
+
+    def set_target(self, target: str) -> None:
+        """Keep ``target``: its shown form in ``target``, the whole of it encrypted when it
+        carries credentials."""
+        self.target, hidden = split_target(target)
+        self.target_credentials_encrypted = secrets.encrypt(target) if hidden else ""
+
+    @property
+    def delivery_target(self) -> str:
+        """The whole target, credentials included: for sending, never for showing."""
+        return secrets.decrypt(self.target_credentials_encrypted) or self.target
+
+    @property
+    def target_has_credentials(self) -> bool:
+        return bool(self.target_credentials_encrypted)
 
 
 class Subscription(models.Model):

@@ -34,6 +34,7 @@ from django.utils import timezone
 from console.access.redaction import Redactor
 from console.access.roles import MANAGE_USERS, has
 from console.access.scope import scope_of
+from console.channel_targets import MASK, split_target
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services import audit
 from console.services.audit import Actor, actor_name
@@ -154,15 +155,8 @@ def _admin(actor: Actor) -> None:
         raise NotifyError("channels and subscriptions are an admin's")
 
 
-@transaction.atomic
-def do_add_channel(*, actor: Actor, name: str, kind: str, target: str, secret: str = "") -> Channel:
-    """A channel; admins may point it at any URL or address (see the README for restricting targets)."""
-    _admin(actor)
-    if kind not in Channel.Kind.values:
-        raise NotifyError(f"kind must be one of {', '.join(Channel.Kind.values)}")
-    name, target = (name or "").strip(), (target or "").strip()
-    if not name or not target:
-        raise NotifyError("a channel needs a name and a target")
+def _checked_target(kind: str, target: str, secret: str) -> tuple[str, str]:
+    """(target, secret) of a channel of ``kind``, checked; an Apprise URL becomes the secret."""
     if kind in (Channel.Kind.WEBHOOK, Channel.Kind.SLACK) and not target.startswith(("http://", "https://")):
         raise NotifyError("a webhook's target is an http(s) URL")
     if kind == Channel.Kind.EMAIL and "@" not in target:
@@ -175,18 +169,79 @@ def do_add_channel(*, actor: Actor, name: str, kind: str, target: str, secret: s
         target, secret = f"{target.split('://', 1)[0]}://…", target
     allowed = settings.DLO_NOTIFY_TARGETS
     if allowed and not any(re.fullmatch(pattern, target) for pattern in allowed):
-        raise NotifyError(f"{target!r} is not among the targets this site allows (DLO_NOTIFY_TARGETS)")
+        raise NotifyError(f"{split_target(target)[0]!r} is not among the targets this site allows "
+                          "(DLO_NOTIFY_TARGETS)")
+    return target, secret
+
+
+@transaction.atomic
+def do_add_channel(*, actor: Actor, name: str, kind: str, target: str, secret: str = "") -> Channel:
+    """A channel; admins may point it at any URL or address (see the README for restricting targets).
+    The credentials in its target are kept encrypted and shown as ``***``, in the audit too
+    (console.channel_targets)."""
+    _admin(actor)
+    if kind not in Channel.Kind.values:
+        raise NotifyError(f"kind must be one of {', '.join(Channel.Kind.values)}")
+    name, target = (name or "").strip(), (target or "").strip()
+    if not name or not target:
+        raise NotifyError("a channel needs a name and a target")
+    target, secret = _checked_target(kind, target, secret)
     if Channel.objects.filter(name=name).exists():
         raise NotifyError(f"a channel named {name!r} exists already")
-    channel = Channel(name=name, kind=kind, target=target, created_by=actor_name(actor))
+    channel = Channel(name=name, kind=kind, created_by=actor_name(actor))
+    channel.set_target(target)
     channel.secret = secret
     channel.save()
-    audit.record("channel.added", actor=actor, details={"channel": channel.pk, "name": name, "kind": kind,
-                                                        "target": target, "secret": bool(secret)})
+    audit.record("channel.added", actor=actor, details={
+        "channel": channel.pk, "name": name, "kind": kind, "target": channel.target,
+        "target_credentials": channel.target_has_credentials, "secret": bool(secret)})
     return channel
 
 
 @transaction.atomic
+def do_change_channel(channel: Channel, *, actor: Actor, name: str | None = None, target: str | None = None,
+                      enabled: bool | None = None) -> Channel:
+    """Change a channel's name, target or whether it is enabled (``None`` keeps a value). A
+    target given as it is shown (with ``***``) keeps the stored one; any other replaces it
+    whole. The credentials of a target go only where they were typed for, as a broker's
+    password does (console.services.brokers): a changed target still holding ``***`` is
+    refused, type its credentials again. The audit row names what changed in shown forms."""
+    _admin(actor)
+    channel = Channel.objects.select_for_update().get(pk=channel.pk)
+    changes: dict[str, Any] = {}
+    if name is not None and name.strip() != channel.name:
+        name = name.strip()
+        if not name:
+            raise NotifyError("a channel needs a name")
+        if Channel.objects.filter(name=name).exclude(pk=channel.pk).exists():
+            raise NotifyError(f"a channel named {name!r} exists already")
+        changes["name"] = {"from": channel.name, "to": name}
+        channel.name = name
+    if target is not None and target.strip() != channel.target:
+        target = target.strip()
+        if not target:
+            raise NotifyError("a channel needs a target")
+        if MASK in target:
+            raise NotifyError("the target is not the saved one: type its credentials again (the stored ones "
+                              "go only to the target they were saved with)")
+        target, secret = _checked_target(channel.kind, target, "")
+        before = channel.target
+        channel.set_target(target)
+        if channel.kind == Channel.Kind.APPRISE:
+            channel.secret = secret
+        changes["target"] = {"from": before, "to": channel.target,
+                             "credentials": "typed" if channel.target_has_credentials else "none"}
+    if enabled is not None and enabled != channel.enabled:
+        changes["enabled"] = {"from": channel.enabled, "to": enabled}
+        channel.enabled = enabled
+    if not changes:
+        return channel
+    channel.save()
+    audit.record("channel.changed", actor=actor, details={"channel": channel.pk, "name": channel.name,
+                                                          "changed": changes})
+    return channel
+
+
 def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user=None, group=None,
                  place: DeadPlace | None = None, threshold: int | None = None) -> Subscription:
     _admin(actor)
