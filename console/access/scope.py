@@ -11,6 +11,16 @@ over letters of an allowed place and another one is hidden, since it would show 
 name, letters or log; an event about a broker as a whole (added, changed, discovered) is seen
 by users limited to that broker, not by those limited to some of its places; an event that
 names no broker or place (role grants, redaction rules, tokens) is seen only without limits.
+
+Texts built from several places follow the same rule. A failure group can span places (one
+origin dying into A and B): a note on it carries the places of the group's letters its author
+could see when writing it (GroupNote.places), and a reader sees the note only when they may see
+every one of those places; a note carrying none (written before migration 0032 and explained by
+no audit row) is read only without limits. Its audit row (``group.note``) concerns the same
+places, so the group's timeline hides and shows it alike. Counts sent about a group (a reopened
+group's new letters, console.services.notify) are counted over the places each subscription may
+hear of. Subscriptions and deliveries are seen with the place they are about; one about every
+place, or about none, only without limits.
 """
 
 from __future__ import annotations
@@ -98,8 +108,8 @@ def _all_within(scope: Scope, concerns: QuerySet) -> Q:
 
 def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
     from console.models import (
-        AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, FailureGroupHistory, GroupCount, Job, Origin,
-        Rule,
+        AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, Delivery, FailureGroupHistory, GroupCount,
+        GroupNote, Job, Origin, Rule, Subscription,
     )
 
     model = queryset.model
@@ -130,6 +140,14 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
         # those who may act there.
         return queryset.filter(_within(scope, "broker_id", "place_id")
                                | Q(place__broker_id__in=scope.brokers))
+    if model is GroupNote:
+        # Every place the note carries must be allowed; a place removed since allows no one
+        # limited, and a note carrying none is for those without limits (fail closed).
+        allowed = list(DeadPlace.objects.filter(_within(scope, "broker_id", "pk")).values_list("pk", flat=True))
+        return queryset.filter(places__len__gt=0, places__contained_by=allowed)
+    if model in (Subscription, Delivery):
+        # One about a place the scope allows; about every place or none: only without limits.
+        return queryset.filter(_within(scope, "place__broker_id", "place_id"))
     if model is FailureGroupHistory:
         # The pipeline counts each group over every place at once: there is no part of it a
         # limited user could be shown without the others' counts, origins and brokers.
@@ -139,7 +157,7 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
 
 def visible(user, queryset: QuerySet) -> QuerySet:
     """``queryset`` narrowed to what ``user`` may see: brokers, places, letters, origins, jobs,
-    audit events or failure group history."""
+    audit events, rules, group notes, subscriptions, deliveries or failure group history."""
     scope = scope_of(user)
     if scope.unlimited:
         return queryset

@@ -12,11 +12,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.masking import MaskedModelSerializer, MaskedSerializer
-from console.access.roles import ROLES, limits_of, role_of
+from console.access.roles import ROLES, role_of
 from console.api.errors import ErrorSerializer
 from console.models import Broker, DeadPlace, RedactionRule
 from console.services.redaction import do_delete_redaction_rule, do_set_redaction_rule
-from console.services.roles import do_grant_role, do_set_limits
+from console.services.roles import do_change_access, limits_seen_by
 from console.services.tokens import do_create_token, do_revoke_token, visible_tokens
 
 
@@ -79,7 +79,8 @@ class RoleList(APIView):
     @extend_schema(responses=RoleSerializer(many=True))
     def get(self, request):
         users = get_user_model().objects.filter(is_active=True).order_by("username")
-        return Response([{"user": user.get_username(), "role": role_of(user), "limits": limits_of(user)}
+        limits = limits_seen_by(request.user)
+        return Response([{"user": user.get_username(), "role": role_of(user), "limits": limits.get(user.pk, [])}
                          for user in users])
 
     @extend_schema(request=RoleInputSerializer, responses={200: RoleSerializer, 400: ErrorSerializer})
@@ -99,11 +100,11 @@ class RoleList(APIView):
             return Response({"detail": "a broker or place named does not exist"}, status=status.HTTP_400_BAD_REQUEST)
         if (brokers or places) and data["clear_limits"]:
             return Response({"detail": "limits and clear_limits go one at a time"}, status=status.HTTP_400_BAD_REQUEST)
-        if "role" in data:
-            do_grant_role(user, data["role"], actor=request.user, reason=data["reason"])
-        if brokers or places or data["clear_limits"]:
-            do_set_limits(user, brokers=brokers, places=places, actor=request.user, reason=data["reason"])
-        return Response({"user": user.get_username(), "role": role_of(user), "limits": limits_of(user)})
+        # An admin limited to some places changes access only within them (403, audited).
+        do_change_access(user, actor=request.user, role=data.get("role"), brokers=brokers, places=places,
+                         clear_limits=data["clear_limits"], reason=data["reason"])
+        return Response({"user": user.get_username(), "role": role_of(user),
+                         "limits": limits_seen_by(request.user).get(user.pk, [])})
 
 
 class TokenSerializer(MaskedSerializer):

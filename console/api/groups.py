@@ -21,6 +21,7 @@ from console.services.group_work import (
     do_add_note,
     do_update_group,
     matching_fingerprints,
+    notes as group_notes,
     timeline,
     triage,
 )
@@ -103,8 +104,7 @@ class GroupDetail(APIView):
         rows = _rows(request, {}, [fingerprint])
         if not rows:
             raise NotFound()
-        row = GroupTriage.objects.filter(fingerprint=fingerprint).first()
-        notes = [{"author": n.author, "text": n.text, "at": n.at} for n in row.notes.all()] if row else []
+        notes = [{"author": n.author, "text": n.text, "at": n.at} for n in group_notes(fingerprint, request.user)]
         events = [{"at": e.at, "actor": e.actor_name, "action": e.action, "details": e.details}
                   for e in timeline(fingerprint, request.user)]
         return {**rows[0], "notes": notes, "timeline": events}

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.masking import MaskedModelSerializer
+from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services.filtersets import DeliveryFilterSet
@@ -121,7 +122,8 @@ class ChannelTest(APIView):
 class SubscriptionList(APIView):
     @extend_schema(responses=SubscriptionSerializer(many=True))
     def get(self, request):
-        return Response(SubscriptionSerializer(Subscription.objects.select_related("user", "group"), many=True).data)
+        subscriptions = visible(request.user, Subscription.objects.select_related("user", "group"))
+        return Response(SubscriptionSerializer(subscriptions, many=True).data)
 
     @extend_schema(request=SubscriptionInputSerializer, responses={201: SubscriptionSerializer, 400: ErrorSerializer})
     def post(self, request):
@@ -155,6 +157,6 @@ class DeliveryList(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        deliveries = Delivery.objects.select_related("channel")
+        deliveries = visible(self.request.user, Delivery.objects.select_related("channel"))
         deliveries = parsed(DeliveryFilterSet(self.request.query_params, queryset=deliveries)).qs
         return deliveries[: self.LOG_SIZE]

@@ -49,7 +49,9 @@ class OriginSerializer(MaskedModelSerializer):
 
     def get_policy(self, origin: Origin) -> str:
         policies = self.context.get("policies")
-        return policies[origin.pk] if policies is not None else effective_policies([origin])[origin.pk]
+        if policies is not None:
+            return policies[origin.pk]
+        return effective_policies([origin], reader=self.context["request"].user)[origin.pk]
 
 
 class OriginList(generics.ListAPIView):
@@ -62,7 +64,7 @@ class OriginList(generics.ListAPIView):
     def get(self, request, *args, **kwargs):
         origins = list(self.get_queryset())
         mask_origins(request.user, origins)
-        context = {**self.get_serializer_context(), "policies": effective_policies(origins)}
+        context = {**self.get_serializer_context(), "policies": effective_policies(origins, reader=request.user)}
         return Response(OriginSerializer(origins, many=True, context=context).data)
 
     def get_queryset(self) -> QuerySet:

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Min, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 
 from console.access.roles import ACT, has, role_holding
@@ -21,7 +21,7 @@ from console.access.scope import visible
 from console.models import AuditEvent, DeadLetter, DeadPlace, GroupNote, GroupTriage
 from console.services import audit
 from console.services.audit import Actor, actor_name
-from console.services.notify import notify
+from console.services.notify import Spread, notify
 from console.refusals import Refusal
 
 #: Who reopens a resolved group that got new letters.
@@ -111,39 +111,55 @@ def do_add_note(fingerprint: str, *, actor: Actor, text: str) -> GroupNote:
     if not text or len(text) > MAX_NOTE:
         raise GroupError(f"a note is text of 1 to {MAX_NOTE} characters")
     row, _ = GroupTriage.objects.get_or_create(fingerprint=fingerprint)
-    note = GroupNote.objects.create(group=row, author=actor_name(actor), text=text)
+    # What the author could see of the group is what the note may speak of: who reads it must
+    # see all of that (console.access.scope).
+    places = sorted(set(letters.order_by().values_list("place_id", flat=True).distinct()))
+    note = GroupNote.objects.create(group=row, author=actor_name(actor), text=text, places=places)
     audit.record("group.note", actor=actor, letter_ids=_concerns(letters),
                  details={"fingerprint": fingerprint, "note": note.pk, "text": text})
     return note
 
 
+def notes(fingerprint: str, reader: Actor) -> list[GroupNote]:
+    """The group's notes the reader may read (every place a note carries in their scope), oldest first."""
+    return list(visible(reader, GroupNote.objects.filter(group__fingerprint=fingerprint)).order_by("at", "id"))
+
+
 def timeline(fingerprint: str, reader: Actor) -> list[AuditEvent]:
-    """The group's audit rows the reader may see, oldest first."""
-    return list(visible(reader, AuditEvent.objects.filter(action__startswith="group.",
-                                                          details__fingerprint=fingerprint)).order_by("id"))
+    """The group's audit rows the reader may see, oldest first; a note's row only with the note
+    (both concern the same places; the note's rule is checked too, so the two never part)."""
+    events = visible(reader, AuditEvent.objects.filter(action__startswith="group.", details__fingerprint=fingerprint))
+    readable = [note.pk for note in notes(fingerprint, reader)]
+    return list(events.exclude(Q(action="group.note") & ~Q(details__note__in=readable)).order_by("id"))
 
 
 def reopen_groups() -> list[str]:
     """Reopen every resolved group that got letters since it was resolved (status back to
-    new), audited as ``system:groups``, and tell its owner."""
+    new), audited as ``system:groups`` (one row per place with its new letters, so a user
+    limited to one of them reads that part), and tell its owner: each channel the count over
+    the places its subscription may hear of, never one that includes other places' letters."""
     reopened = []
     for row in GroupTriage.objects.select_related("owner").filter(status=GroupTriage.Status.RESOLVED):
         newer = DeadLetter.objects.filter(fingerprint=row.fingerprint, captured_at__gt=row.resolved_at)
         if not newer.exists():
             continue
         with transaction.atomic():
-            count = newer.count()
             row.status, row.resolved_at = GroupTriage.Status.NEW, None
             row.save(update_fields=["status", "resolved_at", "updated_at"])
-            audit.record("group.reopened", actor=GROUPS_ACTOR, letter_ids=_concerns(newer), count=count,
-                         details={"fingerprint": row.fingerprint, "new_letters": count})
-            place_ids = set(newer.values_list("place_id", flat=True))
-            owner = row.owner
-            notify("group.reopened", key=f"reopened:{row.fingerprint}",
-                   place=DeadPlace.objects.select_related("broker").get(pk=place_ids.pop()) if len(place_ids) == 1 else None,
-                   subject=f"resolved failure group {row.fingerprint[:8]} got {count} new letters: reopened",
-                   details={"fingerprint": row.fingerprint, "new_letters": count},
-                   audience=(lambda user: owner is not None and user.pk == owner.pk))
+            counts = dict(newer.order_by().values_list("place_id").annotate(n=Count("id")))
+            places = DeadPlace.objects.select_related("broker").in_bulk(list(counts))
+            for place_id, count in sorted(counts.items()):
+                audit.record("group.reopened", actor=GROUPS_ACTOR, letter_ids=_concerns(newer.filter(place_id=place_id)),
+                             count=count, details={"fingerprint": row.fingerprint, "new_letters": count})
+            owner, fingerprint = row.owner, row.fingerprint
+
+            def told(count: int, place: DeadPlace | None, fingerprint=fingerprint) -> tuple[str, dict]:
+                return (f"resolved failure group {fingerprint[:8]} got {count} new letters: reopened",
+                        {"fingerprint": fingerprint, "new_letters": count})
+
+            notify("group.reopened", key=f"reopened:{fingerprint}", subject="", details={},
+                   spread=Spread({places[pk]: n for pk, n in counts.items() if pk in places}, told),
+                   audience=(lambda user, owner=owner: owner is not None and user.pk == owner.pk))
         reopened.append(row.fingerprint)
     return reopened
 

@@ -8,7 +8,10 @@ slow or broken receiver never holds up the action that raised the event.
 - **Who hears.** A subscription names its events, and may name one place and a threshold. Its
   user, or every member of its group of users, must be active and may see the place (their
   scope); for a group, every member must. Some events also name an audience: a job waiting for
-  approval is told only to those who may approve it.
+  approval is told only to those who may approve it. Nor does a subscription hear beyond the
+  scope of whoever made it, and an admin limited to some places subscribes people only to those.
+  An event spread over places (:class:`Spread`) tells each channel only the part its
+  subscriptions may hear of.
 - **What they are told.** Content (exception messages and the like) is masked as for a viewer
   (console.access.redaction).
 - **Storms.** An event with the same key (e.g. ``group.new`` of one fingerprint,
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -33,7 +37,7 @@ from django.utils import timezone
 
 from console.access.redaction import Redactor
 from console.access.roles import MANAGE_USERS, has
-from console.access.scope import scope_of
+from console.access.scope import OutOfScope, Scope, scope_of
 from console.channel_targets import MASK, split_target
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services import audit
@@ -65,35 +69,63 @@ class NotifyError(Refusal):
     """A channel or subscription the console refuses, with a message for the admin."""
 
 
+@dataclass(frozen=True)
+class Spread:
+    """An event about letters of several places (a reopened group's new letters): ``counts`` by
+    place, and ``told`` making the subject and details of a message from a count and the place
+    it is about (None when several). Each channel is told the count over the places its
+    subscriptions may hear of, never one including letters of other places."""
+
+    counts: dict[DeadPlace, int]
+    told: Callable[[int, DeadPlace | None], tuple[str, dict]]
+
+
 def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None, details: dict | None = None,
            value: float | None = None, previous: float | None = None,
-           audience: Callable[[Any], bool] | None = None) -> list[Delivery]:
+           audience: Callable[[Any], bool] | None = None, spread: Spread | None = None) -> list[Delivery]:
     """Queue messages about one event (inside the caller's transaction) for every channel whose
     subscriptions hear it; returns the deliveries made or added to. An event with a ``value``
     (a depth, minutes down) is heard when it crosses the subscription's threshold (0 without
-    one): ``value`` above it, ``previous`` not."""
+    one): ``value`` above it, ``previous`` not. An event ``spread`` over places tells each
+    channel its own part of it (``subject`` and ``details`` then come from the spread)."""
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
-    subscriptions = (Subscription.objects.filter(events__contains=[event], channel__enabled=True)
-                     .filter(Q(place__isnull=True) | Q(place=place) if place is not None else Q(place__isnull=True))
-                     .select_related("channel", "user", "group"))
+    subscriptions = Subscription.objects.filter(events__contains=[event], channel__enabled=True)
+    if spread is not None:
+        subscriptions = subscriptions.filter(Q(place__isnull=True) | Q(place__in=list(spread.counts)))
+    elif place is not None:
+        subscriptions = subscriptions.filter(Q(place__isnull=True) | Q(place=place))
+    else:
+        subscriptions = subscriptions.filter(place__isnull=True)
     channels: dict[int, Channel] = {}
-    for subscription in subscriptions:
+    heard: dict[int, set[DeadPlace]] = {}
+    for subscription in subscriptions.select_related("channel", "user", "group"):
         if value is not None:
             threshold = subscription.threshold or 0
             if value <= threshold or (previous is not None and previous > threshold):
                 continue
-        if _may_hear(subscription, place, audience):
+        if spread is not None:
+            # A channel is as wide as its widest subscription, as for any event.
+            places = _may_hear_of(subscription, spread.counts, audience)
+            if places:
+                channels[subscription.channel_id] = subscription.channel
+                heard.setdefault(subscription.channel_id, set()).update(places)
+        elif _may_hear(subscription, place, audience):
             channels[subscription.channel_id] = subscription.channel
     if not channels:
         return []
     redactor = Redactor.current()
-    body = {"event": event, "about": EVENTS[event], "subject": redactor.string(subject),
-            "place": str(place) if place is not None else None,
-            "details": redactor.value(details or {}), "at": timezone.now().isoformat()}
     made = []
     for channel in channels.values():
-        made.append(_queue(channel, event, key, place, body))
+        about = place
+        if spread is not None:
+            places = heard[channel.pk]
+            about = next(iter(places)) if len(places) == 1 else None
+            subject, details = spread.told(sum(spread.counts[p] for p in places), about)
+        body = {"event": event, "about": EVENTS[event], "subject": redactor.string(subject),
+                "place": str(about) if about is not None else None,
+                "details": redactor.value(details or {}), "at": timezone.now().isoformat()}
+        made.append(_queue(channel, event, key, about, body))
     return made
 
 
@@ -120,9 +152,22 @@ def _members(subscription: Subscription) -> list:
     return list(subscription.group.user_set.all()) if subscription.group_id is not None else []
 
 
+def _creator_scope(subscription: Subscription) -> Scope:
+    """The scope of whoever made the subscription: a subscription never hears beyond it, so an
+    admin limited to A cannot make anyone hear of B through one. A name that is no user's is a
+    script's or a command's (unlimited, as console.access.scope says of string actors)."""
+    creator = get_user_model().objects.filter(username=subscription.created_by).first()
+    return scope_of(creator if creator is not None else subscription.created_by)
+
+
 def _may_hear(subscription: Subscription, place: DeadPlace | None, audience) -> bool:
     members = _members(subscription)
     if not members:
+        return False
+    creator = _creator_scope(subscription)
+    if place is not None and not creator.allows(place.broker_id, place.pk):
+        return False
+    if place is None and not creator.unlimited:
         return False
     for user in members:
         if not user.is_active:
@@ -134,6 +179,18 @@ def _may_hear(subscription: Subscription, place: DeadPlace | None, audience) -> 
         if audience is not None and not audience(user):
             return False
     return True
+
+
+def _may_hear_of(subscription: Subscription, places: Iterable[DeadPlace], audience) -> set[DeadPlace]:
+    """The places of a spread event this subscription hears of: its own place (or any), that
+    its creator and every member may see; none when a member is inactive or not the audience."""
+    members = _members(subscription)
+    if not members or any(not user.is_active or (audience is not None and not audience(user)) for user in members):
+        return set()
+    scopes = [_creator_scope(subscription), *(scope_of(user) for user in members)]
+    return {place for place in places
+            if subscription.place_id in (None, place.pk)
+            and all(scope.allows(place.broker_id, place.pk) for scope in scopes)}
 
 
 @transaction.atomic
@@ -244,7 +301,32 @@ def do_change_channel(channel: Channel, *, actor: Actor, name: str | None = None
 
 def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user=None, group=None,
                  place: DeadPlace | None = None, threshold: int | None = None) -> Subscription:
+    """Subscribe a user, or a group of users, to events through a channel (of one place, or of
+    all). An admin limited to some places may subscribe anyone only to a place within their
+    own limits: one about every place, or about another place, is audited
+    (``subscription.refused``) and refused (OutOfScope, 403)."""
     _admin(actor)
+    scope = scope_of(actor)
+    why = ""
+    if place is None and not scope.unlimited:
+        why = "you are limited to some places: a subscription must name one of them, not every place"
+    elif place is not None and not scope.allows(place.broker_id, place.pk):
+        why = "that place is outside what you may see: you may subscribe people only to your own places"
+    if why:
+        with transaction.atomic():
+            # Naming no place, the row is read by those without limits only (the place asked
+            # for may be one the refused admin is not to learn more of).
+            audit.record("subscription.refused", actor=actor, outcome="refused", details={
+                "channel": channel.name, "why": why, "place": place.pk if place is not None else None,
+                "user": user.get_username() if user else None, "group": group.name if group else None})
+        raise OutOfScope(why)
+    return _subscribe(actor=actor, channel=channel, events=events, user=user, group=group, place=place,
+                      threshold=threshold)
+
+
+@transaction.atomic
+def _subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user, group,
+               place: DeadPlace | None, threshold: int | None) -> Subscription:
     events = list(dict.fromkeys(events or []))
     unknown = [event for event in events if event not in EVENTS]
     if not events or unknown:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
-from django.db import transaction
 
 from console.access.roles import ROLES, limits_of
+from console.access.scope import OutOfScope
 from console.management.cli import ActorCommand, broker_named, find_place, printable
-from console.services.roles import do_grant_role, do_set_limits
+from console.services.roles import do_change_access
 
 
 class Command(ActorCommand):
@@ -41,10 +41,11 @@ class Command(ActorCommand):
         places = [find_place(spec) for spec in options["place"]]
         role = "" if options["role"] == "none" else options["role"]
         actor, reason = self.actor(options), options["reason"]
-        with transaction.atomic():
-            do_grant_role(user, role, actor=actor, reason=reason)
-            if brokers or places or options["clear_limits"]:
-                do_set_limits(user, brokers=brokers, places=places, actor=actor, reason=reason)
+        try:
+            do_change_access(user, actor=actor, role=role, brokers=brokers, places=places,
+                             clear_limits=options["clear_limits"], reason=reason)
+        except OutOfScope as exc:
+            raise CommandError(str(exc)) from None
         limits = limits_of(user)
         limited = f", limited to {', '.join(printable(label, 80) for label in limits)}" if limits else ""
         self.stdout.write(f"{user.get_username()} is now {role or 'without a role'}{limited}")

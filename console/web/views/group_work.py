@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from console.access.redaction import mask_envelopes
 from console.models import GroupTriage
-from console.services.group_work import GroupError, do_add_note, do_update_group, timeline
+from console.services.group_work import GroupError, do_add_note, do_update_group, notes, timeline
 from console.services.groups import Among, failure_groups
 
 
@@ -23,7 +23,7 @@ def group_detail(request, fingerprint: str):
     mask_envelopes(request.user, groups)
     row = GroupTriage.objects.select_related("owner").filter(fingerprint=fingerprint).first()
     return render(request, "web/group.html", {
-        "group": groups[0], "triage": row, "notes": list(row.notes.all()) if row else [],
+        "group": groups[0], "triage": row, "notes": notes(fingerprint, request.user),
         "timeline": timeline(fingerprint, request.user), "status_choices": GroupTriage.Status.choices,
     })
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.scope import visible
+from console.access.scope import OutOfScope, visible
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subscribe, notify_test
 
@@ -38,7 +37,8 @@ def _subscription_form(request, data=None) -> SubscriptionForm:
 
 def notifications(request):
     """Channels, subscriptions and deliveries; an admin limited to some places sees and offers
-    only those places (subscriptions about others are left out)."""
+    only those places (subscriptions and deliveries about others, or about every place or none,
+    are left out: console.access.scope)."""
     channel_form = ChannelForm(prefix="channel")
     subscription_form = _subscription_form(request)
     if request.method == "POST":
@@ -55,14 +55,13 @@ def notifications(request):
                     do_subscribe(actor=request.user, **subscription_form.cleaned_data)
                     messages.success(request, "Subscription added.")
                     return redirect("notifications")
-        except NotifyError as exc:
+        except (NotifyError, OutOfScope) as exc:
             messages.error(request, str(exc))
     return render(request, "web/notifications.html", {
         "channels": Channel.objects.all(), "channel_form": channel_form, "subscription_form": subscription_form,
-        "subscriptions": Subscription.objects.select_related("channel", "user", "group", "place__broker").filter(
-            Q(place__isnull=True) | Q(place__in=visible(request.user, DeadPlace.objects.all()))),
-        "deliveries": Delivery.objects.select_related("channel").filter(
-            Q(place__isnull=True) | Q(place__in=visible(request.user, DeadPlace.objects.all())))[:100],
+        "subscriptions": visible(request.user, Subscription.objects.select_related(
+            "channel", "user", "group", "place__broker")),
+        "deliveries": visible(request.user, Delivery.objects.select_related("channel"))[:100],
     })
 
 

@@ -13,15 +13,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access.roles import ROLES, role_of
-from console.models import RoleScope
-from console.services.roles import do_grant_role
+from console.access.scope import OutOfScope
+from console.services.roles import do_grant_role, limits_seen_by
 
 
 def role_list(request):
     users = list(get_user_model().objects.filter(is_active=True).order_by("username"))
-    limits: dict[int, list[str]] = {}
-    for scope in RoleScope.objects.select_related("broker", "place").order_by("id"):
-        limits.setdefault(scope.user_id, []).append(scope.label)
+    limits = limits_seen_by(request.user)  # an admin with limits reads others' beyond them unnamed
     rows = [(user, role_of(user), limits.get(user.pk, [])) for user in users]
     return render(request, "web/roles.html", {"rows": rows, "roles": list(ROLES)})
 
@@ -36,6 +34,10 @@ def role_grant(request, user_id: int):
     elif user.is_superuser:
         messages.error(request, f"{user.get_username()} is a superuser: an admin whatever the role says.")
     else:
-        do_grant_role(user, role, actor=request.user, reason=request.POST.get("reason", "").strip())
-        messages.success(request, f"{user.get_username()} is now {role or 'without a role'}.")
+        try:
+            do_grant_role(user, role, actor=request.user, reason=request.POST.get("reason", "").strip())
+        except OutOfScope as exc:  # an admin limited to some places, beyond them (audited)
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{user.get_username()} is now {role or 'without a role'}.")
     return redirect("roles")

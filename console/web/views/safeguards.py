@@ -32,7 +32,7 @@ def letter_release(request, letter_id: int):
 def origin_list(request):
     """Every origin the user may see, with its breaker, streak and policy (asked of each broker)."""
     origins = list(visible(request.user, Origin.objects.select_related("broker")))
-    policies = effective_policies(origins)
+    policies = effective_policies(origins, reader=request.user)
     mask_origins(request.user, origins)
     rows = [(origin, policies[origin.pk]) for origin in origins]
     return render(request, "web/origins.html", {"rows": rows})
