@@ -101,7 +101,11 @@ def serializer_redactor(serializer) -> Redactor | None:
     being answered, else every rule (a serializer used by a script masks)."""
     context = serializer.context
     request = context.get("request")
-    return redactor_for_request(request) if request is not None else current_redactor()
+    if request is not None:
+        return redactor_for_request(request)
+    if "_redactor" not in context:  # once per answer, not once per row
+        context["_redactor"] = current_redactor()
+    return context["_redactor"]
 
 
 class MaskedSerializerMixin:
