@@ -12,19 +12,15 @@ from console.access.redaction import mask_origins
 from console.access.scope import visible
 from console.models import DeadLetter, Origin
 from console.services.policy import effective_policies
-from console.services.safeguards import SafeguardError, do_close_breaker, do_release
+from console.services.safeguards import do_close_breaker, do_release
 
 
 @login_required
 @require_POST
 def letter_release(request, letter_id: int):
     letter = get_object_or_404(DeadLetter, pk=letter_id)
-    try:
-        do_release(letter, actor=request.user, reason=request.POST.get("reason", ""))
-    except SafeguardError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Letter {letter.pk} is released: rules may replay it again.")
+    do_release(letter, actor=request.user, reason=request.POST.get("reason", ""))
+    messages.success(request, f"Letter {letter.pk} is released: rules may replay it again.")
     return redirect("letter", letter.pk)
 
 
@@ -42,10 +38,6 @@ def origin_list(request):
 @require_POST
 def origin_close_breaker(request, origin_id: int):
     origin = get_object_or_404(Origin.objects.select_related("broker"), pk=origin_id)
-    try:
-        do_close_breaker(origin, actor=request.user, reason=request.POST.get("reason", ""))
-    except SafeguardError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"The breaker of {origin.name} is closed: rules may replay to it again.")
+    do_close_breaker(origin, actor=request.user, reason=request.POST.get("reason", ""))
+    messages.success(request, f"The breaker of {origin.name} is closed: rules may replay to it again.")
     return redirect("origins")
