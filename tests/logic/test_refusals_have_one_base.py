@@ -19,8 +19,10 @@ HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 def _console_exceptions() -> list[type]:
     found = []
     for module in pkgutil.walk_packages([str(CONSOLE)], "console."):
-        if module.name.startswith(("console.migrations", "console.pipeline")):
-            continue  # the pipeline's modules need Spark's Java side only when it runs
+        if module.name.startswith(("console.migrations", "console.pipeline", "console.brokers")):
+            # The pipeline's modules need Spark's Java side only when it runs; the brokers' one
+            # error for people is BrokerError (console.brokers), with its own mapping (502).
+            continue
         loaded = importlib.import_module(module.name)
         for _, value in inspect.getmembers(loaded, inspect.isclass):
             if issubclass(value, Exception) and value.__module__ == module.name:
