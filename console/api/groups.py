@@ -17,7 +17,6 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.models import DeadLetter, FailureGroupHistory, GroupTriage
 from console.services.group_work import (
-    GroupError,
     do_add_note,
     do_update_group,
     matching_fingerprints,
@@ -126,14 +125,11 @@ class GroupDetail(APIView):
 class GroupNotes(APIView):
     @extend_schema(request=NoteInputSerializer, responses={201: NoteSerializer, 400: ErrorSerializer})
     def post(self, request, fingerprint: str):
+        if not visible(request.user, DeadLetter.objects.filter(fingerprint=fingerprint)).exists():
+            raise NotFound()  # a group the caller may not see is not there for them, whatever they send
         given = NoteInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            note = do_add_note(fingerprint, actor=request.user, text=given.validated_data["text"])
-        except GroupError:
-            if not visible(request.user, DeadLetter.objects.filter(fingerprint=fingerprint)).exists():
-                raise NotFound() from None  # a group the caller may not see is not there for them
-            raise
+        note = do_add_note(fingerprint, actor=request.user, text=given.validated_data["text"])
         return Response(NoteSerializer({"author": note.author, "text": note.text, "at": note.at}).data,
                         status=status.HTTP_201_CREATED)
 

@@ -10,7 +10,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access.redaction import mask_envelopes
-from console.models import GroupTriage
+from console.access.scope import visible
+from console.models import DeadLetter, GroupTriage
 from console.services.group_work import GroupError, do_add_note, do_update_group, notes, timeline
 from console.services.groups import Among, failure_groups
 
@@ -31,6 +32,8 @@ def group_detail(request, fingerprint: str):
 @login_required
 @require_POST
 def group_change(request, fingerprint: str):
+    if not visible(request.user, DeadLetter.objects.filter(fingerprint=fingerprint)).exists():
+        raise Http404("no such failure group among the letters you may see")
     changes = {"status": request.POST.get("status", ""), "owner": request.POST.get("owner", "").strip() or None,
                "tags": [tag.strip() for tag in request.POST.get("tags", "").split(",") if tag.strip()]}
     try:
