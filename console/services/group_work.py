@@ -3,7 +3,9 @@ resolved, ignored), an owner, tags and notes, kept by the group's fingerprint (G
 
 Whoever may act on letters (ACT) changes them, for a group with letters they may see; each
 change is audited (``group.changed``, ``group.note``), concerning the places of those letters,
-and the audit rows of a fingerprint are its timeline. A resolved group that gets new letters
+and the audit rows of a fingerprint are its timeline. A note carries the places of the group's
+letters its author could see, and is read only by those who may see all of them
+(console.access.scope explains how notes on groups spanning places are scoped). A resolved group that gets new letters
 is reopened by :func:`reopen_groups` (Celery beat), audited as ``system:groups`` and told to
 its owner (``group.reopened``, console.services.notify)."""
 
@@ -149,8 +151,9 @@ def reopen_groups() -> list[str]:
             counts = dict(newer.order_by().values_list("place_id").annotate(n=Count("id")))
             places = DeadPlace.objects.select_related("broker").in_bulk(list(counts))
             for place_id, count in sorted(counts.items()):
-                audit.record("group.reopened", actor=GROUPS_ACTOR, letter_ids=_concerns(newer.filter(place_id=place_id)),
-                             count=count, details={"fingerprint": row.fingerprint, "new_letters": count})
+                audit.record("group.reopened", actor=GROUPS_ACTOR, count=count,
+                             letter_ids=_concerns(newer.filter(place_id=place_id)),
+                             details={"fingerprint": row.fingerprint, "new_letters": count})
             owner, fingerprint = row.owner, row.fingerprint
 
             def told(count: int, place: DeadPlace | None, fingerprint=fingerprint) -> tuple[str, dict]:
