@@ -4,10 +4,10 @@ resolved, ignored), an owner, tags and notes, kept by the group's fingerprint (G
 Whoever may act on letters (ACT) changes them, for a group with letters they may see; each
 change is audited (``group.changed``, ``group.note``), concerning the places of those letters,
 and the audit rows of a fingerprint are its timeline. A note carries the places of the group's
-letters its author could see, and is read only by those who may see all of them
-(console.access.scope explains how notes on groups spanning places are scoped). A resolved group that gets new letters
-is reopened by :func:`reopen_groups` (Celery beat), audited as ``system:groups`` and told to
-its owner (``group.reopened``, console.services.notify)."""
+letters its author could see, and is read only by those who may see all of them (how notes on
+groups spanning places are scoped: console.access.scope). A resolved group that gets new
+letters is reopened by :func:`reopen_groups` (Celery beat), audited as ``system:groups`` and
+told to its owner (``group.reopened``, console.services.notify)."""
 
 from __future__ import annotations
 
