@@ -8,7 +8,11 @@ Gauges: ``dlo_place_depth``, ``dlo_place_held_letters`` and ``dlo_place_oldest_l
 included, so it only grows) and ``dlo_rule_actions_total`` (rule, action: letters the rule's jobs
 handled, and letters it held for a person), ``dlo_notifications_failed_total`` (channel:
 messages given up after every attempt). A place's label is its name as the pages show it
-(``scope/name`` when it has a scope other than RabbitMQ's "/")."""
+(``scope/name`` when it has a scope other than RabbitMQ's "/").
+
+Names people chose (brokers, places, rules, channels) leave as labels masked by every redaction
+rule: a scraper has no role, so it reads what an export would (enum values, such as a state or a
+job's kind, are made by code and left as they are)."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from django.utils import timezone
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from console.access.redaction import Redactor
 from console.models import Broker, Channel, DeadPlace, Delivery, Job, LetterHandling, LetterState
 from console.services import group_counts
 
@@ -30,6 +35,7 @@ def _place_label(place: dict) -> str:
 
 class ConsoleCollector(Collector):
     def collect(self) -> Iterator[Metric]:
+        self.label = Redactor.current().string  # names as an export shows them
         # From the failure groups' counts (console.services.group_counts): a scrape reads a few
         # rows per place, not every letter.
         counts = group_counts.in_custody()
@@ -47,14 +53,14 @@ class ConsoleCollector(Collector):
         yield jobs
         up = GaugeMetricFamily("dlo_broker_up", "1 when the broker answered the last check", labels=["broker"])
         for name, reachable in Broker.objects.filter(reachable__isnull=False).values_list("name", "reachable"):
-            up.add_metric([name], 1 if reachable else 0)
+            up.add_metric([self.label(name)], 1 if reachable else 0)
         yield up
         yield self._rule_actions()
         failed = CounterMetricFamily("dlo_notifications_failed", "Notifications given up after every attempt",
                                      labels=["channel"])
         for name, n in Channel.objects.values_list("name").annotate(
                 n=Count("deliveries", filter=Q(deliveries__status=Delivery.Status.FAILED))).order_by():
-            failed.add_metric([name], n)
+            failed.add_metric([self.label(name)], n)
         yield failed
 
     def _places(self, counts: dict[tuple[int, str, str], int]) -> Iterator[Metric]:
@@ -72,7 +78,7 @@ class ConsoleCollector(Collector):
             states[state] = states.get(state, 0) + n
         first_held = group_counts.first_captured(key for key in counts if key[1] == LetterState.HELD)
         for place in DeadPlace.objects.filter(gone=False).values("pk", "name", "scope", "depth", "broker__name"):
-            values = [place["broker__name"], _place_label(place)]
+            values = [self.label(place["broker__name"]), self.label(_place_label(place))]
             states = by_place.get(place["pk"], {})
             if place["depth"] is not None:
                 depth.add_metric(values, place["depth"])
@@ -94,5 +100,5 @@ class ConsoleCollector(Collector):
                         .values_list("rule__name").annotate(n=Count("letter_id")).order_by()):
             done[(name, "hold")] = n
         for (rule, action), n in sorted(done.items()):
-            actions.add_metric([rule, action], n)
+            actions.add_metric([self.label(rule), action], n)
         return actions
