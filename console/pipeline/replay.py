@@ -47,8 +47,21 @@ def selected_letters(spark: SparkSession, selection: dict[str, Any]) -> DataFram
 
 def per_place(spark: SparkSession, selection: dict[str, Any]) -> dict[int, int]:
     """How many archived letters the selection names in each dead place (by place id)."""
-    counts = _named(spark, selection).groupBy("place").count().collect()
-    return {int(row["place"]): int(row["count"]) for row in counts}
+    return per_place_and_origins(spark, selection)[0]
+
+
+def per_place_and_origins(spark: SparkSession, selection: dict[str, Any]) -> tuple[dict[int, int], list[list]]:
+    """How many archived letters the selection names in each dead place (by place id), and the
+    origins a replay of them publishes into, ``[broker_id, origin_queue, place_scope]`` each
+    (sorted; letters of unknown origin left out): one pass over the lake."""
+    rows = _named(spark, selection).groupBy("place", "broker_id", "origin_queue", "place_scope").count().collect()
+    counts: dict[int, int] = {}
+    origins = set()
+    for row in rows:
+        counts[int(row["place"])] = counts.get(int(row["place"]), 0) + int(row["count"])
+        if row["origin_queue"] and row["broker_id"] is not None:
+            origins.add((int(row["broker_id"]), row["origin_queue"], row["place_scope"] or ""))
+    return counts, [list(origin) for origin in sorted(origins)]
 
 
 def batches(letters: DataFrame, cursor: int, size: int) -> Iterator[tuple[list, int]]:

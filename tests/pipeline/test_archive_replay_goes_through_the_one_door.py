@@ -18,7 +18,14 @@ pytestmark = [pytest.mark.django_db, pytest.mark.approvals]
 
 @pytest.fixture
 def archived(spark, lake, custody):
-    """Three replayed letters of orders.dlq and two of billing.dlq, archived to the lake."""
+    """Three replayed letters of orders.dlq and two of billing.dlq, archived to the lake. The
+    in-memory broker holds the queues, so it tells that orders and billing dead-letter into them
+    (where a user limited to a place may replay to is the broker's word: finding 9)."""
+    from console.brokers.memory.adapter import MemoryBroker
+
+    MemoryBroker.instances.pop("pipeline", None)
+    for queue in ("orders", "orders.dlq", "billing", "billing.dlq"):
+        MemoryBroker.named("pipeline").queue(queue)
     broker = custody.broker()
     orders, billing = custody.place(broker, "orders.dlq"), custody.place(broker, "billing.dlq")
     for _ in range(3):
@@ -60,3 +67,16 @@ def test_an_archive_replay_outside_the_requesters_scope_is_refused(lake, archive
                      "--actor", "ada")
     assert not Job.objects.filter(kind="archive_replay").exists()
     assert request_job("archive_replay", actor=operator, reason="INC-5", lake=lake, origin="billing").total == 2
+
+
+def test_an_archived_letter_naming_another_place_as_its_origin_is_not_replayed_there(
+        spark, lake, archived, custody, operator):
+    """Finding 9 from the archive: a letter of billing.dlq whose headers named orders.dlq as its
+    origin does not make orders.dlq a queue the operator limited to billing.dlq may publish into."""
+    _, billing = archived
+    custody.letter(billing, origin="orders.dlq", body=b"{}", captured_days_ago=1, state="replayed")
+    archive(lake, spark=spark)
+    RoleScope.objects.create(user=operator, place=billing)
+    with pytest.raises(JobError, match="'orders.dlq' is outside what you may act on"):
+        request_job("archive_replay", actor=operator, reason="INC-5", lake=lake, origin="orders.dlq")
+    assert not Job.objects.filter(kind="archive_replay").exists()

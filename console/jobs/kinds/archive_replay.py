@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import transaction
 
 from console.jobs.control import Throttle, advance, checkpoint, note
-from console.jobs.kinds.base import JobKind, Params, Plan
+from console.jobs.kinds.base import JobKind, Params, Plan, Target
 from console.brokers.publication import Publication
 from console.jobs.senders import Senders
 from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState
@@ -77,7 +77,7 @@ class ArchiveReplay(JobKind):
         """The frozen selection and the letters it names per place, counted by Spark before the
         request's transaction opens (a Spark job takes seconds)."""
         from console.pipeline.archive import watermark
-        from console.pipeline.replay import per_place
+        from console.pipeline.replay import per_place_and_origins
         from console.pipeline.schema import LETTERS
         from console.pipeline.session import get_spark
 
@@ -90,7 +90,7 @@ class ArchiveReplay(JobKind):
         selection["max_id"] = watermark(params.lake, LETTERS)
         if not selection["max_id"]:
             raise JobError(f"nothing has been archived to {params.lake} yet")
-        counts = per_place(get_spark(), selection)
+        counts, selection["origins"] = per_place_and_origins(get_spark(), selection)
         if not counts:
             raise JobError("no archived letters match this selection")
         return {"selection": selection, "per_place": counts}
@@ -98,6 +98,11 @@ class ArchiveReplay(JobKind):
     def plan(self, params, given, *, actor, checked: dict[str, Any]) -> Plan:
         return Plan(per_place=checked["per_place"], selection=checked["selection"],
                     details={"selection": checked["selection"]})
+
+    def origins(self, selection: dict[str, Any]) -> list[Target]:
+        """The origins the archived letters name (counted with them when the job was asked for:
+        the selection is frozen at the lake's watermark, so they are all it publishes into)."""
+        return [Target(int(broker_id), name, scope) for broker_id, name, scope in selection.get("origins", [])]
 
     def run(self, job: Job) -> str:
         from console.pipeline.replay import batches, selected_letters
