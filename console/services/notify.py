@@ -228,6 +228,8 @@ def _checked_target(kind: str, target: str, secret: str) -> tuple[str, str]:
     if allowed and not any(re.fullmatch(pattern, target) for pattern in allowed):
         raise NotifyError(f"{split_target(target)[0]!r} is not among the targets this site allows "
                           "(DLO_NOTIFY_TARGETS)")
+    if len(split_target(target)[0]) > Channel._meta.get_field("target").max_length:
+        raise NotifyError("the target is too long once its credentials are shown as ***")
     return target, secret
 
 
