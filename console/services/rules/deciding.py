@@ -1,0 +1,126 @@
+"""What the rules would do: first match wins, a retry counts its lineage's tries, a blocked
+letter stays held (:func:`decide`); the dry run is the same code over what its reader may see."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import QuerySet
+
+from console.access.scope import visible
+from console.models import DeadLetter, LetterHandling, Rule
+from console.services.audit import Actor
+from console.services.rules.matching import enabled_rules, matching, open_letters
+from console.services.rules.spec import check_patterns, ladder_length, step_delay
+
+
+@dataclass
+class Decision:
+    """What one rule does with one letter now. ``what``: the action's kind; for a retry whose
+    ladder ran out, its ``then`` ("next_rule" is followed by a later rule's decision); "blocked"
+    when a replaying action meets a quarantined letter or an open breaker (it stays held).
+    A retry's ``due_at`` is when its next try falls (now or later)."""
+
+    letter_id: int
+    rule: Rule
+    what: str
+    tries_done: int = 0
+    due_at: Any = None
+    ran_out: bool = False
+
+
+@dataclass
+class _Lineage:
+    rule_id: int | None = None
+    tries: int = 0
+    ran_out: tuple[int, ...] = ()
+
+
+def decide(rules: list[Rule], letters: QuerySet) -> list[Decision]:
+    """First match wins, in the order given: for each of ``letters``, what the first rule that
+    matches it does. A retry counts the tries its lineage had on the same rule (a letter that
+    came back takes its parent's count on); a rule whose ladder ran out for the lineage is
+    passed over. The dry run and the rules' runs (console.jobs.rules) both use this."""
+    from console.services.safeguards import rules_may_replay
+
+    matched = [(rule, set(matching(rule, letters))) for rule in rules]
+    ids = set().union(*(found for _, found in matched)) if matched else set()
+    if not ids:
+        return []
+    lineage = lineage_of(ids)
+    replayable = set(rules_may_replay(DeadLetter.objects.filter(id__in=ids)).values_list("id", flat=True))
+    captured = dict(DeadLetter.objects.filter(id__in=ids).values_list("id", "captured_at"))
+    decisions: list[Decision] = []
+    for letter_id in sorted(ids):
+        state = lineage.get(letter_id, _Lineage())
+        for rule, found in matched:
+            if letter_id not in found or rule.pk in state.ran_out:
+                continue
+            kind = rule.action["kind"]
+            if kind == "retry":
+                done = state.tries if state.rule_id == rule.pk else 0
+                if done >= ladder_length(rule.action):
+                    then = rule.action["then"]
+                    decisions.append(Decision(letter_id, rule, then, tries_done=done, ran_out=True))
+                    if then == "next_rule":
+                        continue
+                    break
+                if letter_id not in replayable:
+                    decisions.append(Decision(letter_id, rule, "blocked", tries_done=done))
+                    break
+                due = captured[letter_id] + timedelta(seconds=step_delay(rule.action, done))
+                decisions.append(Decision(letter_id, rule, "retry", tries_done=done, due_at=due))
+                break
+            if kind == "forward" and letter_id not in replayable:
+                decisions.append(Decision(letter_id, rule, "blocked"))
+                break
+            decisions.append(Decision(letter_id, rule, kind))
+            break
+    return decisions
+
+
+def lineage_of(ids: set[int]) -> dict[int, _Lineage]:
+    """Each letter's handling so far: its own, else its parent's (a return carries it on)."""
+    parents = dict(DeadLetter.objects.filter(id__in=ids, parent__isnull=False).values_list("id", "parent_id"))
+    rows = {row["letter_id"]: row for row in LetterHandling.objects.filter(
+        letter_id__in=ids | set(parents.values())).values("letter_id", "rule_id", "tries", "ran_out")}
+    found = {}
+    for letter_id in ids:
+        row = rows.get(letter_id) or rows.get(parents.get(letter_id))
+        if row is not None:
+            found[letter_id] = _Lineage(row["rule_id"], row["tries"], tuple(row["ran_out"] or ()))
+    return found
+
+
+
+#: How many letter ids a dry run shows.
+SAMPLE = 20
+
+
+@dataclass
+class DryRun:
+    matched: int = 0
+    by_action: dict[str, int] = field(default_factory=dict)
+    sample: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"matched": self.matched, "by_action": self.by_action, "sample": self.sample}
+
+
+def dry_run(rule: Rule, *, reader: Actor) -> DryRun:
+    """What ``rule`` would do now to the held letters ``reader`` may see, were it enabled at its
+    position: letters an enabled rule before it takes are not counted. ``by_action`` says what
+    would happen to each (:func:`decide`, the same code the enabled rule runs)."""
+    earlier = [r for r in enabled_rules() if (r.position, r.pk) < (rule.position, rule.pk or 0) and r.pk != rule.pk]
+    for each in (*earlier, rule):
+        check_patterns(each)
+    letters = visible(reader, open_letters())
+    decisions = decide([*earlier, rule], letters)
+    mine = [d for d in decisions if d.rule.pk == rule.pk]
+    result = DryRun(matched=len({d.letter_id for d in mine}))
+    for decision in mine:
+        result.by_action[decision.what] = result.by_action.get(decision.what, 0) + 1
+    result.sample = sorted({d.letter_id for d in mine})[:SAMPLE]
+    return result
