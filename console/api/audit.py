@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.scope import scope_of, visible
+from console.api.filter_schema import parameters_of
 from console.api.keyset import NewestFirstPagination
 from console.models import AuditEvent
 from console.services.audit import verify_chain
@@ -54,15 +54,7 @@ class AuditList(generics.ListAPIView):
     serializer_class = AuditEventSerializer
     pagination_class = NewestFirstPagination
 
-    @extend_schema(parameters=[
-        OpenApiParameter("actor", OpenApiTypes.STR, description="User name"),
-        OpenApiParameter("action", OpenApiTypes.STR, description="e.g. replay, capture, job.requested"),
-        OpenApiParameter("place", OpenApiTypes.STR, description="Dead place name"),
-        OpenApiParameter("job", OpenApiTypes.INT, description="Job id"),
-        OpenApiParameter("letter", OpenApiTypes.INT, description="Events that name this letter id"),
-        OpenApiParameter("since", OpenApiTypes.DATETIME, description="At or after"),
-        OpenApiParameter("until", OpenApiTypes.DATETIME, description="Before"),
-    ])
+    @extend_schema(parameters=parameters_of(AuditFilterSet))
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 

@@ -4,8 +4,7 @@ caller may see, with what people decided about each (status, owner, tags) and th
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -15,6 +14,7 @@ from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.redaction import mask_envelopes
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
+from console.api.filter_schema import parameters_of
 from console.models import DeadLetter, FailureGroupHistory, GroupTriage
 from console.services.group_work import (
     do_add_note,
@@ -24,7 +24,7 @@ from console.services.group_work import (
     timeline,
     triage,
 )
-from console.services.filtersets import ANY_STATE, group_query
+from console.services.filtersets import ANY_STATE, GroupFilterSet, group_query
 from console.services.groups import Among, failure_groups
 
 
@@ -82,10 +82,7 @@ def _rows(request, params: dict, fingerprints: list[str] | None = None) -> list[
 
 
 class GroupList(APIView):
-    @extend_schema(responses=GroupSerializer(many=True), parameters=[
-        OpenApiParameter("place", OpenApiTypes.INT), OpenApiParameter("state", OpenApiTypes.STR),
-        OpenApiParameter("status", OpenApiTypes.STR, enum=GroupTriage.Status.values),
-        OpenApiParameter("owner", OpenApiTypes.STR), OpenApiParameter("tag", OpenApiTypes.STR)])
+    @extend_schema(responses=GroupSerializer(many=True), parameters=parameters_of(GroupFilterSet))
     def get(self, request):
         query = group_query(request.query_params, strict=True)  # the groups page's filter set
         params = {} if query["place"] is None else {"place": query["place"]}

@@ -10,8 +10,7 @@ import base64
 
 from django.db.models import BinaryField, QuerySet
 from django.db.models.functions import Substr
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ParseError
 
@@ -20,8 +19,10 @@ from console.access.redaction import PREVIEW_SOURCE_BYTES
 from console.access.scope import visible
 from console.access.serializers import RedactedLetterMixin
 from console.api.audit import AuditEventSerializer
+from console.api.filter_schema import parameters_of
 from console.api.keyset import KeysetPagination, cursor_of
 from console.models import AuditEvent, DeadLetter
+from console.services.letter_filters import LetterFilterSet
 from console.services.rules import handling_of
 from console.services.selection import SelectionError, visible_matches
 
@@ -30,26 +31,7 @@ ENVELOPE_FIELDS = [
     "origin_address", "origin_queue", "routing_key", "reason", "death_count", "first_failed_at",
     "last_failed_at", "exception_type", "exception_message", "fingerprint",
 ]
-FILTER_PARAMETERS = [
-    OpenApiParameter("place", OpenApiTypes.INT, description="Dead place id"),
-    OpenApiParameter("broker", OpenApiTypes.INT, description="Broker id"),
-    OpenApiParameter("state", OpenApiTypes.STR,
-                     description="held, replaying, replayed, failed, purged; several comma separated"),
-    OpenApiParameter("origin", OpenApiTypes.STR, description="Origin queue or address"),
-    OpenApiParameter("reason", OpenApiTypes.STR, description="e.g. rejected, expired, maxlen, delivery_limit"),
-    OpenApiParameter("exception", OpenApiTypes.STR, description="Exception type"),
-    OpenApiParameter("fingerprint", OpenApiTypes.STR, description="Failure group"),
-    OpenApiParameter("header", OpenApiTypes.STR, description="Has this header"),
-    OpenApiParameter("header_value", OpenApiTypes.STR, description="...with this value (needs header)"),
-    OpenApiParameter("q", OpenApiTypes.STR, description="Text contained in the body"),
-    OpenApiParameter("since", OpenApiTypes.DATETIME, description="Captured at or after"),
-    OpenApiParameter("until", OpenApiTypes.DATETIME, description="Captured before"),
-    OpenApiParameter("consumer", OpenApiTypes.STR, description="Consumer named by framework headers"),
-    OpenApiParameter("host", OpenApiTypes.STR, description="Server named by framework headers"),
-    OpenApiParameter("weekday", OpenApiTypes.INT, description="Arrived on this ISO weekday (1 Monday .. 7), UTC"),
-    OpenApiParameter("hour", OpenApiTypes.INT, description="Arrived in this hour (0-23), UTC"),
-    OpenApiParameter("came_back", OpenApiTypes.BOOL, description="Replayed and died again (true) or not (false)"),
-]
+FILTER_PARAMETERS = parameters_of(LetterFilterSet)  # what filter_letters parses
 
 
 def body_text_preview(head: bytes) -> str:

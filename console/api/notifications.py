@@ -4,8 +4,7 @@ message through a channel (console.services.notify; sent by console.jobs.notific
 from __future__ import annotations
 
 from django.contrib.auth.models import Group
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,6 +12,7 @@ from rest_framework.views import APIView
 from console.access.masking import MaskedModelSerializer
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
+from console.api.filter_schema import parameters_of
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services.filtersets import DeliveryFilterSet
 from console.services.notify import (
@@ -152,7 +152,7 @@ class DeliveryList(generics.ListAPIView):
     serializer_class = DeliverySerializer
     LOG_SIZE = 500
 
-    @extend_schema(parameters=[OpenApiParameter("channel", OpenApiTypes.INT, description="Channel id")])
+    @extend_schema(parameters=parameters_of(DeliveryFilterSet))
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 

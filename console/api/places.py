@@ -4,8 +4,7 @@ place on the broker (shovel)."""
 from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,6 +12,7 @@ from rest_framework.views import APIView
 from console.access.masking import MaskedModelSerializer
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
+from console.api.filter_schema import parameters_of
 from console.api.jobs import JobSerializer
 from console.jobs.requests import request_job
 from console.models import DeadPlace, LetterState
@@ -64,7 +64,7 @@ class ShovelSerializer(serializers.Serializer):
 class PlaceList(generics.ListAPIView):
     serializer_class = PlaceSerializer
 
-    @extend_schema(parameters=[OpenApiParameter("broker", OpenApiTypes.INT, description="Broker id")])
+    @extend_schema(parameters=parameters_of(PlaceFilterSet))
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 

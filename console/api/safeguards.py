@@ -4,8 +4,7 @@ streak and effective policy, and closing a breaker (console.services.safeguards)
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,6 +13,7 @@ from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.redaction import mask_origins
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
+from console.api.filter_schema import parameters_of
 from console.api.letters import LetterSerializer
 from console.models import DeadLetter, Origin
 from console.services.filtersets import OriginFilterSet
@@ -60,7 +60,7 @@ class OriginList(generics.ListAPIView):
 
     serializer_class = OriginSerializer
 
-    @extend_schema(parameters=[OpenApiParameter("broker", OpenApiTypes.INT, description="Broker id")])
+    @extend_schema(parameters=parameters_of(OriginFilterSet))
     def get(self, request, *args, **kwargs):
         origins = list(self.get_queryset())
         mask_origins(request.user, origins)

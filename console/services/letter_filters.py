@@ -13,7 +13,7 @@ from django_filters import FilterSet
 
 from console.models import DeadLetter
 from console.models.letter import LetterSearch
-from console.services.parsing import MomentFilter, NumberFilter, TextFilter
+from console.services.parsing import FlagFilter, MomentFilter, NumberFilter, TextFilter
 
 
 class BytesPosition(Func):
@@ -39,25 +39,28 @@ class LetterFilterSet(FilterSet):
 
     Also applied to querysets of GroupCount (place, broker, state and fingerprint only)."""
 
-    place = NumberFilter(field_name="place_id")
-    broker = NumberFilter(field_name="broker_id")
-    state = TextFilter(method="filter_state", help_text="Several comma separated")
-    origin = TextFilter(method="filter_origin")
-    reason = TextFilter(field_name="reason")
-    exception = TextFilter(field_name="exception_type")
-    fingerprint = TextFilter(field_name="fingerprint")
-    header = TextFilter(method="filter_header")
-    header_value = TextFilter(method="filter_header_value")
-    q = TextFilter(method="filter_body")
-    since = MomentFilter(field_name="captured_at", lookup_expr="gte")
-    until = MomentFilter(field_name="captured_at", lookup_expr="lt")
+    place = NumberFilter(field_name="place_id", help_text="Dead place id")
+    broker = NumberFilter(field_name="broker_id", help_text="Broker id")
+    state = TextFilter(method="filter_state",
+                       help_text="held, replaying, replayed, failed, purged; several comma separated")
+    origin = TextFilter(method="filter_origin", help_text="Origin queue or address")
+    reason = TextFilter(field_name="reason", help_text="e.g. rejected, expired, maxlen, delivery_limit")
+    exception = TextFilter(field_name="exception_type", help_text="Exception type")
+    fingerprint = TextFilter(field_name="fingerprint", help_text="Failure group")
+    header = TextFilter(method="filter_header", help_text="Has this header")
+    header_value = TextFilter(method="filter_header_value", help_text="...with this value (needs header)")
+    q = TextFilter(method="filter_body", help_text="Text contained in the body")
+    since = MomentFilter(field_name="captured_at", lookup_expr="gte", help_text="Captured at or after")
+    until = MomentFilter(field_name="captured_at", lookup_expr="lt", help_text="Captured before")
     # What the failure analytics link to: the consumer and host framework headers named, the
     # ISO weekday (1 Monday) and hour the letter arrived (UTC), replayed letters that came back.
-    consumer = TextFilter(field_name="envelope_details__consumer")
-    host = TextFilter(field_name="envelope_details__host")
-    weekday = NumberFilter(field_name="captured_at", lookup_expr="iso_week_day", min_value=1, max_value=7)
-    hour = NumberFilter(field_name="captured_at", lookup_expr="hour", min_value=0, max_value=23)
-    came_back = TextFilter(method="filter_came_back", help_text="1, true or yes; anything else is false")
+    consumer = TextFilter(field_name="envelope_details__consumer", help_text="Consumer named by framework headers")
+    host = TextFilter(field_name="envelope_details__host", help_text="Server named by framework headers")
+    weekday = NumberFilter(field_name="captured_at", lookup_expr="iso_week_day", min_value=1, max_value=7,
+                           help_text="Arrived on this ISO weekday (1 Monday .. 7), UTC")
+    hour = NumberFilter(field_name="captured_at", lookup_expr="hour", min_value=0, max_value=23,
+                        help_text="Arrived in this hour (0-23), UTC")
+    came_back = FlagFilter(method="filter_came_back", help_text="Replayed and died again (true) or not (false)")
 
     class Meta:
         model = DeadLetter
@@ -95,6 +98,6 @@ class LetterFilterSet(FilterSet):
                                                letter_id=OuterRef("pk"))
         return qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
 
-    def filter_came_back(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_came_back(self, qs: QuerySet, name: str, value: bool) -> QuerySet:
         returned = Exists(DeadLetter.objects.filter(parent_id=OuterRef("pk")))
-        return qs.filter(returned) if value.lower() in ("1", "true", "yes") else qs.exclude(returned)
+        return qs.filter(returned) if value else qs.exclude(returned)

@@ -135,6 +135,20 @@ class MomentField(forms.Field):
         return moment
 
 
+class FlagField(forms.Field):
+    """Yes or no, read as leniently as links write it: 1, true or yes (any case) is yes, any
+    other text no."""
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        return str(value).lower() in ("1", "true", "yes")
+
+
+class FlagFilter(django_filters.Filter):
+    field_class = FlagField
+
+
 class NumberFilter(django_filters.Filter):
     """A filter on a whole number in ASCII digits (ids, weekday, hour...)."""
 
