@@ -113,15 +113,16 @@ def is_requester(job: Job, actor: Actor) -> bool:
     return actor_name(actor) == job.actor_name
 
 
-def may_approve(job: Job, actor: Actor) -> str:
+def may_approve(job: Job, actor: Actor, *, topology: Topology | None = None) -> str:
     """Why ``actor`` may not approve the job; "" when they may: they need the job's own
     permission and its places and targets in their scope."""
     job_kind = kind(job.kind)
     if not has(actor, job_kind.permission):
         return f"approving a {job.get_kind_display().lower()} needs the right to ask for one"
     try:
-        # One Topology per job object: asked once, however many people are weighed for it.
-        topology = job.__dict__.setdefault("_dlo_topology", Topology())
+        # What brokers said is kept on the job object (or the caller's, for a page of jobs):
+        # asked once, however many people are weighed for it.
+        topology = topology or job.__dict__.setdefault("_dlo_topology", Topology())
         guard_reach(actor, job.per_place, job_kind.targets(job), lambda: job_kind.origins(job.selection),
                     topology=topology)
     except OutOfScope as exc:

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from console.access.redaction import for_user, mask_envelopes, mask_jobs, mask_previews
 from console.access.scope import visible
+from console.access.topology import Topology
 from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.approvals import ApprovalError, do_approve, do_refuse, is_requester, may_approve
 from console.models import DeadLetter, Job
@@ -53,17 +54,18 @@ def approval_list(request):
     """Jobs waiting for approval, oldest first (the first to expire)."""
     waiting = Job.objects.filter(status=Job.Status.AWAITING_APPROVAL).select_related("place", "place__broker")
     jobs = list(visible(request.user, waiting).order_by("expires_at", "id")[:500])
+    topology = Topology()  # each broker asked once for the whole page
     for job in jobs:
-        job.why_not = _why_not(job, request.user)
+        job.why_not = _why_not(job, request.user, topology)
     mask_jobs(request.user, jobs)
     return render(request, "web/approvals.html", {"jobs": jobs})
 
 
-def _why_not(job: Job, user) -> str:
+def _why_not(job: Job, user, topology: Topology | None = None) -> str:
     """Why ``user`` may not decide on the waiting job; "" when they may."""
     if is_requester(job, user):
         return "You asked for this job: another operator or admin must approve it. You can cancel it below."
-    why = may_approve(job, user)
+    why = may_approve(job, user, topology=topology)
     return f"You may not approve this job: {why}." if why else ""
 
 
