@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from console.models import Origin
 from console.services.redaction import do_set_redaction_rule
 from tests.access.masked_value import CARD, CARD_RULE, leaks
 from tests.access.test_every_url_by_role import every_url, filled
@@ -53,12 +54,8 @@ def planted(memory_broker, people, signed_in_as) -> dict:
                                                             "target": f"http://127.0.0.1:9/hooks/{CARD}"})
     redaction = _post(admin, "/api/redaction-rules/", {"kind": "header", "pattern": "x-secret",
                                                        "note": f"hides card {CARD}"})
-    from console.services.brokers import do_add_broker
-
-    other = do_add_broker(actor=people["admin"], name=f"card-{CARD}", kind="memory", url="memory://test")
-    from console.models import Origin
-
-    return {"broker_id": other.pk, "place_id": place.pk, "letter_id": letters[0].pk, "job_id": job["id"],
+    other = _post(admin, "/api/brokers/", {"name": f"card-{CARD}", "kind": "memory", "url": "memory://test"})
+    return {"broker_id": other["id"], "place_id": place.pk, "letter_id": letters[0].pk, "job_id": job["id"],
             "rule_id": rule["id"], "redaction_rule_id": redaction["id"], "user_id": people["operator"].pk,
             "origin_id": Origin.objects.filter(broker=broker).first().pk, "fingerprint": fingerprint,
             "channel_id": channel["id"], "letters": [letter.pk for letter in letters]}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from console.jobs.rules import apply_rules
 from console.models import Broker, Delivery
 from console.services.notify import do_add_channel
 from console.services.redaction import do_set_redaction_rule
@@ -23,8 +24,6 @@ def test_names_people_chose_are_scraped_masked(client, memory_broker, people, se
     store_letter(place, b"{}")
     Broker.objects.filter(pk=place.broker_id).update(reachable=True, name=f"mem-{CARD}")
     rule = do_create_rule(actor=people["operator"], name=f"hold {CARD}", action={"kind": "hold"}, enabled=True)
-    from console.jobs.rules import apply_rules
-
     apply_rules()
     channel = do_add_channel(actor="tests", name=f"ops {CARD}", kind="webhook", target="http://127.0.0.1:9/hook")
     Delivery.objects.create(channel=channel, event="group.new", key="k", subject="s", status="failed",
