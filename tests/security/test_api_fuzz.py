@@ -181,28 +181,44 @@ hostile_schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(req
 hostile_schema.app = get_wsgi_application()
 
 
-def _maybe_hostile(value, choices: list[str]):
-    """A strategy for ``value`` with any string or number in it possibly replaced by a hostile text."""
+def _leaves(value, path=()):
+    """The paths of the strings and numbers in a JSON value."""
     if isinstance(value, dict):
-        return st.fixed_dictionaries({key: _maybe_hostile(item, choices) for key, item in value.items()})
+        return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, key))]
     if isinstance(value, list):
-        return st.tuples(*[_maybe_hostile(item, choices) for item in value]).map(list)
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return st.one_of(st.just(value), st.sampled_from(choices))
-    return st.just(value)
+        return [leaf for index, item in enumerate(value) for leaf in _leaves(item, (*path, index))]
+    return [path] if isinstance(value, (str, int, float)) and not isinstance(value, bool) else []
 
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy
+
+
+# One value at a time is hostile, the rest as generated: with several wrong at once, the first
+# one refused would hide what the others do.
 
 @hostile_schema.hook
 def flatmap_query(context, query):
-    """Every declared query parameter may be given, with a hostile value."""
+    """One declared query parameter, given or not, gets a hostile value."""
     names = [parameter.name for parameter in context.operation.query]
-    extra = st.fixed_dictionaries({}, optional={name: st.sampled_from(HOSTILE_TEXT) for name in names})
-    return extra.map(lambda given: {**(query or {}), **given})
+    if not names:
+        return st.just(query)
+    return st.tuples(st.sampled_from(names), st.sampled_from(HOSTILE_TEXT)).map(
+        lambda pair: {**(query or {}), pair[0]: pair[1]})
 
 
 @hostile_schema.hook
 def flatmap_body(context, body):
-    return _maybe_hostile(body, HOSTILE_JSON)
+    """One string or number of the JSON body (or the body itself) becomes hostile text."""
+    leaves = _leaves(body) or ([()] if body is not None else [])
+    if not leaves:
+        return st.just(body)
+    return st.tuples(st.sampled_from(leaves), st.sampled_from(HOSTILE_JSON)).map(
+        lambda pair: _replaced(body, pair[0], pair[1]))
 
 
 def test_hostile_text_in_every_parameter_and_body_gives_no_server_error(seeded_ids, token_header, only_loopback):
