@@ -214,7 +214,11 @@ class Adapter:
     def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
         """What the broker tells of how often a message is delivered in ``origin`` (a
         subscription queue, consumer or stream, in its scope) before it dies, and where it goes
-        then (console.brokers.policy). By default the broker tells nothing."""
+        then (console.brokers.policy). By default the broker tells nothing.
+
+        ``dead_places`` decides where users limited to places may publish (console.access.topology):
+        list only the places the broker's own topology, or its fixed naming, sends the origin's
+        dead letters to, never what a letter's headers say."""
         return DeliveryPolicy(told=False)
 
     def delivery_policies(self, origins: Sequence[PlaceRef]) -> list[DeliveryPolicy]:
