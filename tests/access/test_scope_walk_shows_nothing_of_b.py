@@ -8,6 +8,7 @@ text or rule of B's), and every URL naming one of B's objects answers 403 or 404
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -66,7 +67,7 @@ def world(places_a_and_b, people, django_user_model):
     outside = {**common, "place_id": b.pk, "letter_id": places_a_and_b.b_letter.pk, "job_id": b_job.pk,
                "rule_id": b_rule.pk, "origin_id": Origin.objects.get(name="billing").pk,
                "fingerprint": places_a_and_b.b_letter.fingerprint}
-    return SimpleNamespace(inside=inside, outside=outside, walkers=[places_a_and_b.otto, adam])
+    return SimpleNamespace(inside=inside, outside=outside, walkers=[places_a_and_b.otto, adam], b_place=b.pk)
 
 
 def test_a_user_limited_to_a_reads_nothing_of_b_anywhere(world, signed_in_as):
@@ -77,9 +78,11 @@ def test_a_user_limited_to_a_reads_nothing_of_b_anywhere(world, signed_in_as):
             url = filled(route, world.inside)
             response = client.get(url)
             assert response.status_code < 500, (walker.username, url, response.status_code)
-            text = body_text(response).lower()
-            if found := [secret for secret in B_SECRETS if secret.lower() in text]:
+            raw = body_text(response)
+            if found := [secret for secret in B_SECRETS if secret.lower() in raw.lower()]:
                 shown.append((walker.username, url, found))
+            if response.get("Content-Type") == "application/json" and names_place(json.loads(raw), world.b_place):
+                shown.append((walker.username, url, ["B's place id"]))
             walked += 1
     assert not shown, f"place B shows through: {shown}"
     assert walked > 100
@@ -105,6 +108,22 @@ def test_every_url_naming_an_object_of_b_answers_403_or_404(world, signed_in_as)
                     asked += 1
     assert not wrong, wrong
     assert asked > 100
+
+
+def names_place(answer, place_id: int) -> bool:
+    """Whether an API answer gives ``place_id`` as a place anywhere (``place``, ``place_id``, ``places``)."""
+    if isinstance(answer, list):
+        return any(names_place(item, place_id) for item in answer)
+    if not isinstance(answer, dict):
+        return False
+    for key, value in answer.items():
+        if key in ("place", "place_id") and value == place_id:
+            return True
+        if key == "places" and isinstance(value, list) and place_id in value:
+            return True
+        if names_place(value, place_id):
+            return True
+    return False
 
 
 #: A body every write would take: a reason, a note, a status...
