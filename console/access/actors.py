@@ -2,8 +2,10 @@
 
 A :class:`RuleActor` is the string ``rule:<name>@v<version>`` that the audit and the jobs name,
 carrying the person who enabled the rule: it holds exactly that person's permissions
-(console.access.roles.has), and that person's scope narrowed to the rule's own broker or place
-(console.access.scope.scope_of). A rule whose enabler lost a role or a scope loses it too.
+(console.access.roles.has); it takes letters within that person's scope narrowed to the rule's
+own broker or place (console.access.scope.scope_of), and publishes where that person may
+(console.access.scope.publish_scope_of): a rule's scope chooses its letters, not its targets.
+A rule whose enabler lost a role or a scope loses it too.
 """
 
 from __future__ import annotations

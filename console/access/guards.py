@@ -6,7 +6,9 @@ act on those places, and publish only into those places or into the queues whose
 the broker says go into one of them (console.access.topology): never into any other queue of
 the broker. A replay publishes into its letters' origins, so those are guarded the same way:
 a letter's headers name its origin, and content never widens rights (invariant 11). A rule
-acts with its enabler's scope narrowed to its own (console.access.scope), so the same holds.
+takes letters within its enabler's scope narrowed to its own, and publishes where its enabler
+may (console.access.scope.publish_scope_of; invariant 10): its places are guarded with the
+first, its targets and origins with the second.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable, Iterable
 
 from django.db.models import Q, QuerySet
 
-from console.access.scope import OutOfScope, Scope, scope_of
+from console.access.scope import OutOfScope, Scope, publish_scope_of, scope_of
 from console.access.topology import Queue, Topology, Unknown
 
 
@@ -53,7 +55,7 @@ def guard_reach(actor, place_ids: Iterable[int], targets: Iterable, origins: Ite
     to places (the origins of a large selection cost a query); ``topology`` keeps what brokers
     said for the caller's next guard (e.g. one approval asked of several people)."""
     guard_places(actor, place_ids)
-    scope = scope_of(actor)
+    scope = publish_scope_of(actor)
     if scope.unlimited:
         return
     queues = [*targets, *(origins() if callable(origins) else origins)]
@@ -63,17 +65,39 @@ def guard_reach(actor, place_ids: Iterable[int], targets: Iterable, origins: Ite
 def guard_target(actor, broker_id: int, name: str, scope_name: str = "", *,
                  topology: Topology | None = None) -> None:
     """Refuse publishing into the queue ``name`` (in ``scope_name``, e.g. a vhost) of a broker
-    unless the actor may act on it."""
-    scope = scope_of(actor)
+    unless the actor may publish there."""
+    scope = publish_scope_of(actor)
     if scope.unlimited:
         return
     _guard_queues(scope, [(broker_id, name, scope_name)], topology or Topology())
+
+
+class Unconfirmed(OutOfScope):
+    """The queue's broker could not be asked where its dead letters go, so publishing into it
+    is refused for now (it may be allowed once the broker answers)."""
+
+
+def queue_refusals(actor, queues: Iterable[Queue], *, topology: Topology | None = None) -> dict[Queue, OutOfScope]:
+    """Each of ``queues`` the actor may not publish into, with the refusal the guard would
+    raise (an :class:`Unconfirmed` one when the broker could not be asked); the brokers are
+    asked once for all of them. What a rule's check step (console.services.rules.checks) uses
+    to refuse only the letters bound for a refused queue, and say why."""
+    scope = publish_scope_of(actor)
+    if scope.unlimited:
+        return {}
+    return dict(_queue_refusals(scope, list(queues), topology or Topology()))
 
 
 def _guard_queues(scope: Scope, queues: list[Queue], topology: Topology) -> None:
     """Every queue must be of a broker the scope allows whole, one of its places, or a queue
     the broker says dead-letters into one of its places; a queue without a name (a letter whose
     origin is unknown) publishes nowhere and is refused by the publish itself."""
+    for _, refusal in _queue_refusals(scope, queues, topology):
+        raise refusal
+
+
+def _queue_refusals(scope: Scope, queues: list[Queue], topology: Topology):
+    """(queue, refusal) for each of ``queues`` the scope does not let one publish into."""
     from console.models import DeadPlace
 
     queues = [q for q in dict.fromkeys(queues) if q[1] and q[0] not in scope.brokers]
@@ -85,17 +109,20 @@ def _guard_queues(scope: Scope, queues: list[Queue], topology: Topology) -> None
         mine.setdefault(broker_id, set()).add((name, place_scope))
     queues = [q for q in queues if (q[1], q[2]) not in mine.get(q[0], set())]
     topology.ask(q for q in queues if q[0] in mine)
-    for broker_id, name, place_scope in queues:
+    for queue in queues:
+        broker_id, name, _ = queue
         if broker_id not in mine:
-            raise OutOfScope(f"the queue {name!r} is outside what you may act on: you may publish only into "
-                             "your dead places and the queues their broker dead-letters into them")
+            yield queue, OutOfScope(f"the queue {name!r} is outside what you may act on: you may publish only "
+                                    "into your dead places and the queues their broker dead-letters into them")
+            continue
         try:
-            fed = topology.dead_places((broker_id, name, place_scope))
+            fed = topology.dead_places(queue)
         except Unknown as exc:
-            raise OutOfScope(f"the queue {name!r} is outside what you may act on until its broker says where "
-                             f"its dead letters go ({exc}); a letter's own headers do not say it") from None
+            yield queue, Unconfirmed(f"the queue {name!r} is outside what you may act on until its broker says "
+                                     f"where its dead letters go ({exc}); a letter's own headers do not say it")
+            continue
         if not fed & mine[broker_id]:
-            raise OutOfScope(f"the queue {name!r} is outside what you may act on: its broker does not say that "
-                             "its dead letters go into your dead places (a letter's own headers naming it as "
-                             "their origin do not count); you may publish only into your dead places and the "
-                             "queues their broker dead-letters into them")
+            yield queue, OutOfScope(f"the queue {name!r} is outside what you may act on: its broker does not say "
+                                    "that its dead letters go into your dead places (a letter's own headers naming "
+                                    "it as their origin do not count); you may publish only into your dead places "
+                                    "and the queues their broker dead-letters into them")

@@ -80,7 +80,8 @@ NOWHERE = Scope(frozenset(), frozenset())
 
 
 def _rule_scope(actor) -> Scope:
-    """The scope of the person who enabled a rule, narrowed to the rule's broker or place."""
+    """The letters a rule may take: the scope of the person who enabled it, narrowed to the
+    rule's broker or place. Where it may publish is not narrowed (:func:`publish_scope_of`)."""
     from console.models import DeadPlace
 
     base = scope_of(actor.user) if actor.user is not None else NOWHERE
@@ -93,6 +94,19 @@ def _rule_scope(actor) -> Scope:
         return Scope(frozenset(), frozenset(DeadPlace.objects.filter(pk__in=base.places, broker_id=actor.broker_id)
                                             .values_list("pk", flat=True)))
     return base
+
+
+def publish_scope_of(actor) -> Scope:
+    """Where ``actor`` may publish (replay or move into): their own scope, and for a rule its
+    enabler's (invariant 10). A rule's scope chooses the letters it takes, not where it may
+    publish them: an unlimited admin's rule over one place may forward into a parking queue
+    of any broker, and a rule enabled by someone limited to place A publishes only where they
+    may (console.access.guards asks the broker's topology); a rule without an enabler, nowhere."""
+    from console.access.actors import RuleActor
+
+    if isinstance(actor, RuleActor):
+        return scope_of(actor.user) if actor.user is not None else NOWHERE
+    return scope_of(actor)
 
 
 def _within(scope: Scope, broker: str, place: str) -> Q:

@@ -15,13 +15,16 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.models import Rule
 from console.services.rules import (
+    ACTIONS,
     MAX_NUMBER,
+    THEN,
     describe_action,
     do_create_rule,
     do_delete_rule,
     do_update_rule,
     dry_run,
 )
+from console.services.rules.checks import CODES
 
 
 class RuleSerializer(MaskedModelSerializer):
@@ -61,9 +64,29 @@ class RuleInputSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="Why (audited)")
 
 
+class RefusedSerializer(MaskedSerializer):
+    """Letters of one action the rule's checks would refuse, for one reason. ``reason`` is text
+    naming queues and brokers: masked for a reader who may not see them; the rest is code's."""
+
+    action = serializers.ChoiceField(choices=list(dict.fromkeys([*ACTIONS, *THEN])), help_text="The action refused")
+    code = serializers.ChoiceField(choices=CODES, help_text="Why, as code: quarantined, breaker_open, "
+                                                            "not_permitted, out_of_scope, target_refused, "
+                                                            "broker_unreachable")
+    reason = serializers.CharField(help_text="Why, in words")
+    count = serializers.IntegerField(help_text="How many letters")
+
+
 class DryRunSerializer(MaskedSerializer):
+    """What a rule would do now, checks included: ``by_action`` counts the letters per action,
+    ``would_run`` those of them that would run, ``refused`` the others with the reason."""
+
+    #: Action names as keys: made by code.
+    safe_fields = ("by_action", "would_run")
     matched = serializers.IntegerField(help_text="Held letters it would act on now")
     by_action = serializers.DictField(child=serializers.IntegerField(), help_text="How many per action")
+    would_run = serializers.DictField(child=serializers.IntegerField(),
+                                      help_text="How many per action would run (the rest are refused)")
+    refused = RefusedSerializer(many=True, help_text="What would be refused, per action and reason")
     sample = serializers.ListField(child=serializers.IntegerField(), help_text="Some of their letter ids")
 
 
@@ -119,4 +142,5 @@ class RuleDryRun(APIView):
     @extend_schema(request=None, responses={200: DryRunSerializer})
     def post(self, request, rule_id: int):
         rule = generics.get_object_or_404(_rules(request.user), pk=rule_id)
-        return Response(dry_run(rule, reader=request.user).as_dict())
+        return Response(DryRunSerializer(dry_run(rule, reader=request.user).as_dict(),
+                                         context={"request": request}).data)

@@ -2,8 +2,9 @@
 rules are applied, in order, first match wins, to the held letters no rule is busy with
 (console.services.rules.decide). Every action is a job asked for through the one door
 (console.jobs.requests.request_job) by the rule itself, ``rule:<name>@v<version>``
-(console.access.actors.RuleActor): with the rights and scope of whoever enabled it, narrowed to
-the rule's, and a rate limit (DLO_RULE_RATE_LIMIT letters a second) on what it publishes.
+(console.access.actors.RuleActor): with the rights of whoever enabled it, taking letters of their
+scope narrowed to the rule's and publishing where they may, and a rate limit
+(DLO_RULE_RATE_LIMIT letters a second) on what it publishes.
 
 A retry's try is due its step's delay after the letter was captured (i.e. after it died this
 time); one not yet due is noted (``LetterHandling.next_at``) and looked at again then. Each
@@ -12,6 +13,12 @@ takes the count on. A ladder that ran out says so on the letter and the audit, t
 its ``then`` says: the next matching rule, hold, or mark failed. "hold" leaves the letter to a
 person: no rule acts on it again. Quarantined letters and origins whose breaker is open are
 never replayed or forwarded (console.services.safeguards).
+
+Before asking for a job, a round runs the check step its dry run reports
+(console.services.rules.checks): the enabler's right, the letters' places, where it publishes
+(its enabler's right, as the broker's topology confirms). Refused letters stay held; a rule that
+cannot do what it decided says so (``last_error``, one ``rule.failed`` notification until it
+acts again: console.services.rules.failing).
 """
 
 from __future__ import annotations
@@ -32,17 +39,17 @@ from console.services import audit
 from console.services.jobs import JobError
 from console.services.notify import notify
 from console.services.rules import Decision, decide, describe_action, enabled_rules, lineage_of, open_letters
+from console.services.rules.checks import JOB_KINDS, check, rule_actor
+from console.services.rules.failing import rule_failed, rule_recovered
 
 log = logging.getLogger(__name__)
 
 #: The advisory lock one round of the rules holds.
 ROUND_LOCK = 0x52554C45  # "RULE"
-#: action -> the job kind it asks for.
-JOB_KINDS = {"retry": "replay", "forward": "move", "mark_failed": "mark_failed", "discard": "purge"}
 
 
 def actor_of(rule: Rule) -> RuleActor:
-    return RuleActor(rule.name, rule.version, user=rule.enabled_by, broker_id=rule.broker_id, place_id=rule.place_id)
+    return rule_actor(rule)
 
 
 def apply_rules() -> dict[str, int]:
@@ -88,35 +95,45 @@ def _round() -> dict[str, int]:
     acted: dict[str, int] = {}
     for (rule_id, what), decisions in groups.items():
         rule = rules_by_id[rule_id]
-        if _act(rule, what, decisions):
-            acted[str(rule)] = acted.get(str(rule), 0) + len(decisions)
+        done = _act(rule, what, decisions)
+        if done:
+            acted[str(rule)] = acted.get(str(rule), 0) + done
     return acted
 
 
-def _act(rule: Rule, what: str, decisions: list[Decision]) -> bool:
-    """Do one action of one rule over its letters, as a job (or, for "hold", by noting it)."""
+def _act(rule: Rule, what: str, decisions: list[Decision]) -> int:
+    """Do one action of one rule over its letters, as jobs (or, for "hold", by noting it), for
+    the letters the check step lets through; how many letters it acted on."""
     actor = actor_of(rule)
-    ids = [decision.letter_id for decision in decisions]
     words = describe_action(rule.action) if what == rule.action["kind"] else what.replace("_", " ")
     reason = f"rule {rule.name!r} v{rule.version}: {words}"
-    try:
-        with transaction.atomic():
-            if what == "hold":
-                audit.record("rule.hold", actor=actor, reason=reason, letter_ids=ids, count=len(ids),
-                             details={"rule": rule.pk, "version": rule.version})
-                _record(decisions, lambda d: {"held": True, "note": f"held for a person by rule {rule.name!r} "
-                                                                    f"v{rule.version}"})
-                return True
-            job = request_job(JOB_KINDS[what], actor=actor, reason=reason, ids=ids, **_pace(rule, what))
-            _record(decisions, lambda d: {"job": job, "next_at": None,
-                                          **({"tries": d.tries_done + 1} if what == "retry" else {})})
-    except JobError as exc:
-        log.warning("%s: %s", actor, exc)
-        Rule.objects.filter(pk=rule.pk).update(last_error=f"{timezone.now():%Y-%m-%d %H:%M:%S} {exc}"[:2000])
-        return False
-    if rule.last_error:
-        Rule.objects.filter(pk=rule.pk).update(last_error="")
-    return True
+    checked = check(rule, what, decisions, actor=actor)
+    failures = [f"{len(refused.letter_ids)} letters refused: {refused.reason}" for refused in checked.failures()]
+    by_id = {decision.letter_id: decision for decision in decisions}
+    done = 0
+    for batch in checked.batches:
+        mine = [by_id[letter_id] for letter_id in batch]
+        try:
+            with transaction.atomic():
+                if what == "hold":
+                    audit.record("rule.hold", actor=actor, reason=reason, letter_ids=batch, count=len(batch),
+                                 details={"rule": rule.pk, "version": rule.version})
+                    _record(mine, lambda d: {"held": True, "note": f"held for a person by rule {rule.name!r} "
+                                                                   f"v{rule.version}"})
+                else:
+                    job = request_job(JOB_KINDS[what], actor=actor, reason=reason, ids=batch, **_pace(rule, what))
+                    _record(mine, lambda d, job=job: {"job": job, "next_at": None,
+                                                      **({"tries": d.tries_done + 1} if what == "retry" else {})})
+        except JobError as exc:
+            failures.append(str(exc))
+            continue
+        done += len(batch)
+    if failures:
+        log.warning("%s: %s", actor, "; ".join(failures))
+        rule_failed(rule, "; ".join(failures))
+    elif done and rule.last_error:
+        rule_recovered(rule)
+    return done
 
 
 def _pace(rule: Rule, what: str) -> dict[str, Any]:

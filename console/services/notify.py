@@ -55,6 +55,7 @@ EVENTS = {
     "job.failed": "a job failed",
     "job.paused": "a job was paused by its canary",
     "rule.ladder_ran_out": "a rule's retry ladder ran out",
+    "rule.failed": "a rule cannot do what it decided (told once, until it acts again)",
     "letter.quarantined": "a letter was quarantined (replay loop)",
     "breaker.opened": "an origin's breaker opened",
     "broker.down": "a broker has not answered for longer than the threshold, in minutes",

@@ -46,7 +46,9 @@ def test_three_in_a_row_with_the_same_exception_open_the_breaker_until_a_person_
     made = operator_api.post("/api/rules/", {
         "name": "retry billing", "scope": {"place": place.pk}, "enabled": True,
         "action": {"kind": "retry", "ladder": [{"delay_seconds": 0, "tries": 3}]}}, format="json").json()
-    assert operator_api.post(f"/api/rules/{made['id']}/dry-run/").json()["by_action"] == {"blocked": 4}
+    dry = operator_api.post(f"/api/rules/{made['id']}/dry-run/").json()
+    assert (dry["by_action"], dry["would_run"]) == ({"retry": 4}, {"retry": 0})
+    assert [(r["action"], r["code"], r["count"]) for r in dry["refused"]] == [("retry", "breaker_open", 4)]
     apply_rules()
     assert not Job.objects.filter(actor_name="rule:retry billing@v1").exists()
 

@@ -42,7 +42,9 @@ def test_a_letter_that_comes_back_twice_after_replays_is_quarantined_until_a_per
     made = operator_api.post("/api/rules/", {
         "name": "retry loops", "scope": {"place": place.pk}, "enabled": True,
         "action": {"kind": "retry", "ladder": [{"delay_seconds": 0, "tries": 3}]}}, format="json").json()
-    assert operator_api.post(f"/api/rules/{made['id']}/dry-run/").json()["by_action"] == {"blocked": 2}
+    dry = operator_api.post(f"/api/rules/{made['id']}/dry-run/").json()
+    assert (dry["by_action"], dry["would_run"]) == ({"retry": 2}, {"retry": 0})
+    assert [(r["action"], r["code"], r["count"]) for r in dry["refused"]] == [("retry", "quarantined", 2)]
     apply_rules()
     assert not Job.objects.filter(actor_name="rule:retry loops@v1").exists()
     shown = operator_api.get(f"/api/letters/{twice[0].pk}/").json()

@@ -52,9 +52,11 @@ def test_a_dry_run_counts_what_the_enabled_rule_then_does(memory_broker, operato
                   action={"kind": "forward", "target": "orders.parking"})
 
     dry = api.post(f"/api/rules/{failed['id']}/dry-run/").json()
-    assert dry == {"matched": 3, "by_action": {"mark_failed": 3}, "sample": [letter.pk for letter in currency]}
+    assert dry == {"matched": 3, "by_action": {"mark_failed": 3}, "would_run": {"mark_failed": 3}, "refused": [],
+                   "sample": [letter.pk for letter in currency]}
     assert api.post(f"/api/rules/{parked['id']}/dry-run/").json() == {
-        "matched": 2, "by_action": {"forward": 2}, "sample": [letter.pk for letter in refunded]}
+        "matched": 2, "by_action": {"forward": 2}, "would_run": {"forward": 2}, "refused": [],
+        "sample": [letter.pk for letter in refunded]}
     assert not Job.objects.exists(), "a dry run changes nothing"
 
     for made in (failed, parked):

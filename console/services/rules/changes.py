@@ -13,6 +13,7 @@ from console.access.scope import scope_of
 from console.models import DeadLetter, DeadPlace, LetterHandling, Rule, RuleVersion
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
+from console.services.rules.checks import SAFEGUARDS
 from console.services.rules.deciding import dry_run
 from console.services.rules.spec import (
     ACTION_PERMISSION,
@@ -146,15 +147,23 @@ def do_update_rule(rule: Rule, *, actor: Actor, reason: str = "", **changes: Any
 @transaction.atomic
 def do_enable(rule: Rule, *, actor: Actor, reason: str = "") -> Rule:
     """Enable a rule: the enabler needs the permission of its action's jobs (a discard rule:
-    an admin's) and the rule's scope in theirs; the rule then acts with their rights. The audit
-    row records the dry run's numbers at that moment."""
+    an admin's) and the rule's scope in theirs; the rule then acts with their rights. Its dry
+    run, with those rights, must not refuse every letter it would act on now for a fault of the
+    rule (a target or origin the enabler may not publish into, a broker that cannot be asked):
+    that is refused with the reason. Letters the safeguards hold back (quarantined, breaker
+    open) do not count: the rule takes them once a person lets them go. The audit row records
+    the dry run at that moment, refusals included."""
     rule = Rule.objects.select_for_update().get(pk=rule.pk, deleted_at__isnull=True)
     needed = ACTION_PERMISSION[rule.action["kind"]]
     if actor_user(actor) is None or not has(actor, needed):
         raise RuleError(f"enabling a rule that {describe_action(rule.action)} needs the {role_holding(needed)} role"
                         " (a person's: the rule acts with the rights of whoever enables it)")
     _check_reach(actor, rule.broker_id, rule.place_id)
-    numbers = dry_run(rule, reader=actor)
+    numbers = dry_run(rule, reader=actor, enabler=actor)
+    faults = [refused for refused in numbers.refused if refused["code"] not in SAFEGUARDS]
+    if faults and not numbers.runs:
+        raise RuleError("every letter this rule would act on now would be refused: " + "; ".join(
+            f"{refused['count']} to {refused['action'].replace('_', ' ')}: {refused['reason']}" for refused in faults))
     rule.enabled, rule.enabled_by, rule.enabled_at, rule.last_error = True, actor_user(actor), timezone.now(), ""
     rule.save()
     audit.record("rule.enabled", actor=actor, reason=reason, **_where(rule), count=numbers.matched,

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from console.access.scope import visible
 from console.models import DeadLetter, LetterHandling, Rule
 from console.services.audit import Actor
+from console.services.rules.checks import rule_actor, told
 from console.services.rules.matching import enabled_rules, matching, open_letters
 from console.services.rules.spec import check_patterns, ladder_length, step_delay
 
@@ -101,18 +102,31 @@ SAMPLE = 20
 
 @dataclass
 class DryRun:
+    """``by_action``: letters per action the rule takes; ``would_run``: how many of those would
+    run; ``refused``: the rest, per action and reason (console.services.rules.checks)."""
+
     matched: int = 0
     by_action: dict[str, int] = field(default_factory=dict)
     sample: list[int] = field(default_factory=list)
+    would_run: dict[str, int] = field(default_factory=dict)
+    refused: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"matched": self.matched, "by_action": self.by_action, "sample": self.sample}
+        return {"matched": self.matched, "by_action": self.by_action, "would_run": self.would_run,
+                "refused": self.refused, "sample": self.sample}
+
+    @property
+    def runs(self) -> int:
+        return sum(self.would_run.values())
 
 
-def dry_run(rule: Rule, *, reader: Actor) -> DryRun:
+def dry_run(rule: Rule, *, reader: Actor, enabler: Any = None) -> DryRun:
     """What ``rule`` would do now to the held letters ``reader`` may see, were it enabled at its
     position: letters an enabled rule before it takes are not counted. ``by_action`` says what
-    would happen to each (:func:`decide`, the same code the enabled rule runs)."""
+    would happen to each (:func:`decide`, the same code the enabled rule runs), and the check
+    step a round runs before asking for each job (console.services.rules.checks) says what
+    would run and what would be refused, and why, with the rights of ``enabler``: by default
+    whoever enabled the rule, or ``reader`` for a draft (who would enable it)."""
     earlier = [r for r in enabled_rules() if (r.position, r.pk) < (rule.position, rule.pk or 0) and r.pk != rule.pk]
     for each in (*earlier, rule):
         check_patterns(each)
@@ -120,7 +134,10 @@ def dry_run(rule: Rule, *, reader: Actor) -> DryRun:
     decisions = decide([*earlier, rule], letters)
     mine = [d for d in decisions if d.rule.pk == rule.pk]
     result = DryRun(matched=len({d.letter_id for d in mine}))
-    for decision in mine:
-        result.by_action[decision.what] = result.by_action.get(decision.what, 0) + 1
+    if enabler is None:
+        enabler = rule.enabled_by if rule.enabled and rule.enabled_by_id else reader
+    checked = told(rule, mine, actor=rule_actor(rule, enabler))
+    result.by_action, result.would_run, result.refused = (checked["by_action"], checked["would_run"],
+                                                          checked["refused"])
     result.sample = sorted({d.letter_id for d in mine})[:SAMPLE]
     return result
