@@ -82,6 +82,20 @@ class WholeNumberField(forms.Field):
         return number
 
 
+class IntegerField(forms.IntegerField):
+    """Django's IntegerField for the pages' forms, reading ASCII digits only (and a minus), within
+    a bigint unless narrower bounds are given: Django's reads '٣' as 3, through ``int()``."""
+
+    def __init__(self, *, min_value: int | None = -INT64_MAX - 1, max_value: int | None = INT64_MAX,
+                 **kwargs) -> None:
+        super().__init__(min_value=min_value, max_value=max_value, **kwargs)
+
+    def to_python(self, value):
+        if isinstance(value, str) and value.strip() and not re.fullmatch(r"-?[0-9]+", value.strip()):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)
+
+
 class TextField(forms.CharField):
     """Text kept as typed (not stripped) that PostgreSQL can store: no NUL, no lone surrogate."""
 

@@ -17,7 +17,7 @@ from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
 from console.models import Job
 from console.services.edit import tagged_headers
 from console.services.jobs import JobError
-from console.services.parsing import ascii_whole_number
+from console.services.parsing import IntegerField, ascii_whole_number
 from console.web.display import BODY_PAGE_LIMIT
 
 ACTION_LABELS = {
@@ -80,12 +80,12 @@ class ConfirmForm(forms.Form):
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
     typed_name = forms.CharField(required=False, max_length=500, strip=False, label="Type the place's name")
     # The pace of a replay or move (console.jobs.kinds.pace).
-    rate_limit = forms.IntegerField(required=False, min_value=1, label="Rate limit (letters per second, optional)")
-    concurrency = forms.IntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY, initial=1,
+    rate_limit = IntegerField(required=False, min_value=1, label="Rate limit (letters per second, optional)")
+    concurrency = IntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY, initial=1,
                                      label="Connections publishing at once")
-    canary_size = forms.IntegerField(required=False, min_value=1,
+    canary_size = IntegerField(required=False, min_value=1,
                                      label="Canary: replay this many first, then wait (optional)")
-    canary_wait_seconds = forms.IntegerField(required=False, min_value=0, max_value=MAX_CANARY_WAIT_SECONDS,
+    canary_wait_seconds = IntegerField(required=False, min_value=0, max_value=MAX_CANARY_WAIT_SECONDS,
                                              label="Canary wait (seconds, default 30)")
     return_threshold = forms.FloatField(required=False, min_value=0, max_value=100,
                                         label="Pause when more than this % come back (default 5 with a canary)")

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from console.access.scope import OutOfScope, visible
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subscribe, notify_test
+from console.services.parsing import IntegerField
 
 
 class ChannelForm(forms.Form):
@@ -26,7 +27,7 @@ class SubscriptionForm(forms.Form):
     user = forms.ModelChoiceField(queryset=get_user_model().objects.filter(is_active=True), to_field_name="username")
     events = forms.MultipleChoiceField(choices=list(EVENTS.items()), widget=forms.CheckboxSelectMultiple)
     place = forms.ModelChoiceField(queryset=DeadPlace.objects.select_related("broker"), required=False)
-    threshold = forms.IntegerField(required=False, min_value=0)
+    threshold = IntegerField(required=False, min_value=0, max_value=2**31 - 1)  # the column's integer
 
 
 def _subscription_form(request, data=None) -> SubscriptionForm:

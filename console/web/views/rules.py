@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from console.access.scope import visible
 from console.models import Broker, DeadPlace, Rule
-from console.services.parsing import ascii_whole_number
+from console.services.parsing import IntegerField, ascii_whole_number
 from console.services.rules import (
     ACTIONS,
     PRESETS,
@@ -30,7 +30,7 @@ from console.services.rules import (
 
 class RuleForm(forms.Form):
     name = forms.CharField(max_length=100)
-    position = forms.IntegerField(required=False, help_text="Lower goes first (default: after the last)")
+    position = IntegerField(required=False, help_text="Lower goes first (default: after the last)")
     scope = forms.CharField(required=False, help_text="every place, a broker or a place")
     match = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
                             help_text='JSON, e.g. {"exception_type": "CardDeclined", "min_deaths": 2}')
