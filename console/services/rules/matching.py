@@ -3,13 +3,13 @@ person, not in a rule's unfinished job)."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, Expression, F, Q, QuerySet
 from django.utils import timezone
 
-from console.brokers import bounded_json
 from console.models import DeadLetter, LetterState, Rule
 from console.services.rules.spec import path_steps
 from console.services.selection import filter_letters
@@ -25,6 +25,12 @@ def in_rule_scope(rule: Rule, letters: QuerySet) -> QuerySet:
 
 def matching(rule: Rule, letters: QuerySet) -> list[int]:
     """Ids of ``letters`` (in the rule's scope) that its ``match`` takes, in id order."""
+    return list(matches(rule, letters).order_by("id").values_list("id", flat=True))
+
+
+def matches(rule: Rule, letters: QuerySet) -> QuerySet:
+    """``letters`` (in the rule's scope) that its ``match`` takes: one query, every match kind
+    evaluated by PostgreSQL, the body path included (:class:`BodyPathMatches`)."""
     match = rule.match or {}
     qs = in_rule_scope(rule, letters)
     if "origin" in match:
@@ -45,26 +51,68 @@ def matching(rule: Rule, letters: QuerySet) -> list[int]:
         qs = qs.filter(captured_at__lte=timezone.now() - timedelta(seconds=match["older_than_seconds"]))
     if "max_size" in match:
         qs = qs.filter(body_size__lte=match["max_size"])
-    if "body_path" not in match:
-        return list(qs.order_by("id").values_list("id", flat=True))
-    steps, wanted = path_steps(match["body_path"]["path"]), match["body_path"]["value"]
-    return [letter_id for letter_id, body in qs.order_by("id").values_list("id", "body").iterator(chunk_size=500)
-            if _at_path(bytes(body), steps, wanted)]
+    if "body_path" in match:
+        qs = qs.filter(BodyPathMatches(path_steps(match["body_path"]["path"]), match["body_path"]["value"]))
+    return qs
 
 
-def _at_path(body: bytes, steps: list[str | int], wanted: Any) -> bool:
+class BodyPathMatches(Expression):
+    """Whether a letter's body, read as JSON, holds ``wanted`` at ``steps`` (path_steps()), with
+    the equality rules have always had: ``value == wanted`` as Python compares what json.loads
+    gives (True == 1, 1 == 1.0), or a scalar whose ``str()`` is a wanted string ("5" takes 5,
+    "None" takes null, "True" takes true). PostgreSQL decides (migration 0035's functions); a
+    body that is not JSON, or is JSON too deep or too large for console.brokers.bounded_json,
+    never matches. PostgreSQL's jsonb reads a few documents Python's json reads differently:
+    NaN and Infinity, a \\u0000 or a lone surrogate make a body not JSON; -0.0 is 0.0; 1e3 is the
+    whole number 1000; lists and objects compare true and 1 as different; bodies in UTF-16 or
+    UTF-32 are not read as JSON.
+
+    A wanted string that JSON writes without escapes must appear in the body's bytes, or the
+    body must hold an escape: that cheap test spares parsing bodies that cannot match."""
+
+    conditional = True
+
+    def __init__(self, steps: list[str | int], wanted: Any) -> None:
+        super().__init__(output_field=BooleanField())
+        self.steps, self.wanted, self.body = steps, wanted, F("body")
+
+    def get_source_expressions(self):
+        return [self.body]
+
+    def set_source_expressions(self, exprs):
+        (self.body,) = exprs
+
+    def as_sql(self, compiler, connection):
+        body, body_params = compiler.compile(self.body)
+        keys = [str(step) for step in self.steps]
+        indexes = [min(step, MAX_INDEX) if isinstance(step, int) else None for step in self.steps]
+        sql = (f"console_py_equals(console_json_at(console_body_json({body}), %s::text[], %s::integer[]), "
+               f"%s::jsonb)")
+        params = [*body_params, keys, indexes, json.dumps(self.wanted)]
+        needle = _needle(self.wanted)
+        if needle is None:
+            return sql, params
+        return (f"((position(%s::bytea IN {body}) > 0 OR position('\\\\'::bytea IN {body}) > 0) AND {sql})",
+                [needle, *body_params, *body_params, *params])
+
+
+#: An index past any list's end (PostgreSQL's integer; an 8 MiB document holds fewer items).
+MAX_INDEX = 2**31 - 1
+
+
+def _needle(wanted: Any) -> bytes | None:
+    """The bytes a body must hold to have the string ``wanted`` at some path, unless it holds
+    a backslash (an escape): a string JSON writes as it is, or an int's digits. None when a
+    match need not show ``wanted`` as it is (a float's text, "None", "True", "False")."""
+    if not isinstance(wanted, str) or not wanted or wanted in ("None", "True", "False"):
+        return None
+    if any(char in '"\\' or ord(char) < 0x20 for char in wanted):
+        return None
     try:
-        value = bounded_json.loads(body)  # content is hostile: bounded in depth and size
-    except (ValueError, RecursionError):
-        return False
-    for step in steps:
-        if isinstance(step, int) and isinstance(value, list) and -len(value) <= step < len(value):
-            value = value[step]
-        elif isinstance(value, dict) and str(step) in value:
-            value = value[str(step)]
-        else:
-            return False
-    return value == wanted or (isinstance(wanted, str) and not isinstance(value, (dict, list)) and str(value) == wanted)
+        float(wanted)
+    except ValueError:
+        return wanted.encode("utf-8", "surrogatepass")
+    return wanted.encode() if wanted.isascii() and wanted.lstrip("-").isdigit() else None
 
 
 def handled_elsewhere() -> Q:
