@@ -24,23 +24,26 @@ acts again: console.services.rules.failing).
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from console.access.actors import RuleActor
 from console.jobs.requests import request_job
 from console.models import DeadLetter, DeadPlace, LetterHandling, Rule
-from console.services import audit
+from console.services import audit, rule_inbox
 from console.services.jobs import JobError
 from console.services.notify import notify
 from console.services.rules import Decision, decide, describe_action, enabled_rules, lineage_of, open_letters
 from console.services.rules.checks import JOB_KINDS, check, rule_actor
 from console.services.rules.failing import rule_failed, rule_recovered
+from console.services.rules.redeciding import schedule_ages
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +71,27 @@ def apply_rules() -> dict[str, int]:
 
 
 def _round() -> dict[str, int]:
+    """Batches of the inbox's due letters, until none is due or the round has run its time."""
+    acted: dict[str, int] = {}
+    started = time.monotonic()
+    while taken := rule_inbox.take(timezone.now()):
+        for name, count in _batch(taken).items():
+            acted[name] = acted.get(name, 0) + count
+        if len(taken) < rule_inbox.BATCH or time.monotonic() - started > rule_inbox.ROUND_SECONDS:
+            break
+    return acted
+
+
+def _batch(taken: list[rule_inbox.Taken]) -> dict[str, int]:
+    """Decide the letters taken from the inbox that are still open, act, then take them out of
+    it; letters the rules will look at later are put back with their time."""
     rules = enabled_rules()
-    if not rules:
-        return {}
     now = timezone.now()
-    letters = open_letters().filter(Q(handling__isnull=True) | Q(handling__next_at__isnull=True)
-                                    | Q(handling__next_at__lte=now))
+    letters = open_letters().filter(id__in=RawSQL("SELECT unnest(%s::bigint[])", [[t.letter_id for t in taken]]))
+    if not rules:
+        with transaction.atomic():
+            rule_inbox.done(taken)
+        return {}
     groups: dict[tuple[int, str], list[Decision]] = defaultdict(list)
     later: list[Decision] = []
     ran_out: dict[tuple[int, str], list[Decision]] = defaultdict(list)
@@ -89,15 +107,23 @@ def _round() -> dict[str, int]:
     rules_by_id = {rule.pk: rule for rule in rules}
     for (rule_id, then), decisions in ran_out.items():
         _ran_out(rules_by_id[rule_id], then, decisions)
-    if later:
-        with transaction.atomic():
-            _record(later, lambda d: {"next_at": d.due_at, "tries": d.tries_done})
     acted: dict[str, int] = {}
     for (rule_id, what), decisions in groups.items():
         rule = rules_by_id[rule_id]
         done = _act(rule, what, decisions)
         if done:
             acted[str(rule)] = acted.get(str(rule), 0) + done
+    with transaction.atomic():
+        rule_inbox.done(taken)
+        if later:
+            _record(later, lambda d: {"next_at": d.due_at, "tries": d.tries_done})
+        # Put back for later: a ladder's next try; a letter a rule decided to act on but could
+        # not (refused, broker away), in a while; a letter a rule waits for to be old enough.
+        rule_inbox.put_at({d.letter_id: d.due_at for d in later})
+        unacted = [d.letter_id for decisions in groups.values() for d in decisions]
+        rule_inbox.put(letters.filter(id__in=unacted).values_list("id", flat=True),
+                       timezone.now() + timedelta(seconds=rule_inbox.RETRY_SECONDS))
+        schedule_ages(rules, letters)
     return acted
 
 

@@ -13,10 +13,10 @@ from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
 from console.models.signin import SignInFailure
 from console.models.redaction import RedactionRule
-from console.models.rule import LetterHandling, Rule, RuleVersion
+from console.models.rule import LetterHandling, Rule, RuleInbox, RuleVersion
 
 __all__ = [
     "ArrivalCell", "AuditEvent", "AuditEventPlace", "Broker", "BusyName", "Channel", "Delivery", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
-    "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleVersion", "Subscription",
+    "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleInbox", "RuleVersion", "Subscription",
 ]

@@ -76,3 +76,19 @@ class LetterHandling(models.Model):
     class Meta:
         indexes = [models.Index(fields=["next_at"], condition=models.Q(next_at__isnull=False),
                                 name="handling_due")]
+
+
+class RuleInbox(models.Model):
+    """A letter the rules are to decide, and from when (console.services.rule_inbox): put here
+    when it arrives held or becomes open again, when a change of the rule set may decide it
+    otherwise, or for later (a ladder's next try, an age a rule waits for). A round takes the
+    due ones and removes them once decided. ``seq`` is new at every put, so a round removes
+    only the rows it took, never one put again meanwhile. No foreign key: a letter's capture and
+    purge pay nothing for it; a row whose letter is gone is dropped when taken."""
+
+    letter_id = models.BigIntegerField(primary_key=True)
+    due_at = models.DateTimeField()
+    seq = models.BigIntegerField(help_text="From the sequence console_ruleinbox_seq, new at every put")
+
+    class Meta:
+        indexes = [models.Index(fields=["due_at"], name="rule_inbox_due")]

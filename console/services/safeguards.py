@@ -1,7 +1,8 @@
 """What stops automation from replaying a letter: the replay-loop quarantine (a letter whose
 lineage came back too often) and the breaker of its origin (too many failures in a row).
 Rules (console.rules) replay and forward only the letters these let through; a person may
-still act on any letter.
+still act on any letter. A release or a closed breaker puts the letters it frees into the rules'
+inbox (console.services.rule_inbox), in its transaction, so the rules decide them again.
 
 Both are decided at capture, inside the batch's transaction (console.services.custody), with a
 fixed number of set-based statements per batch, never one per letter:
@@ -32,8 +33,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
-from console.models import DeadLetter, DeadPlace, Origin
-from console.services import audit
+from console.models import DeadLetter, DeadPlace, LetterState, Origin
+from console.services import audit, rule_inbox
 from console.services.notify import notify
 from console.refusals import Refusal
 
@@ -220,6 +221,8 @@ def do_release(letter: DeadLetter, *, actor, reason: str) -> DeadLetter:
     was = letter.quarantine_reason
     letter.quarantined_at, letter.quarantine_reason = None, ""
     letter.save(update_fields=["quarantined_at", "quarantine_reason"])
+    if letter.state == LetterState.HELD:
+        rule_inbox.put([letter.pk])  # the rules decide it again
     audit.record("release", actor=actor, reason=reason, place=letter.place, letter_ids=[letter.pk],
                  outcome="released", details={"was": was, "replay_count": letter.replay_count})
     return letter
@@ -238,6 +241,7 @@ def do_close_breaker(origin: Origin, *, actor, reason: str) -> Origin:
     origin.streak_exception, origin.streak_same, origin.streak_any = "", 0, 0
     origin.save(update_fields=["breaker_opened_at", "breaker_reason", "streak_exception", "streak_same",
                                "streak_any"])
+    rule_inbox.put_origin(origin)  # the rules decide its held letters again
     audit.record("breaker_close", actor=actor, reason=reason, broker=origin.broker, target=origin.name,
                  outcome="closed", details={"origin": origin.name, "scope": origin.scope, "was": was})
     return origin

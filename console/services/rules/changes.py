@@ -3,6 +3,7 @@ scope, match or action change), enable (with the enabler's rights), disable, del
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from django.db import transaction
@@ -15,6 +16,7 @@ from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
 from console.services.rules.checks import SAFEGUARDS
 from console.services.rules.deciding import dry_run
+from console.services.rules.redeciding import redecide
 from console.services.rules.spec import (
     ACTION_PERMISSION,
     MAX_NUMBER,
@@ -103,6 +105,7 @@ def do_update_rule(rule: Rule, *, actor: Actor, reason: str = "", **changes: Any
     it, with their rights (as :func:`do_enable`)."""
     rule = Rule.objects.select_for_update().get(pk=rule.pk, deleted_at__isnull=True)
     _check_reach(actor, rule.broker_id, rule.place_id)
+    before = copy.copy(rule) if rule.enabled else None  # what it took, re-decided if it changes
     versioned = False
     if "name" in changes and changes["name"] != rule.name:
         name = changes["name"]
@@ -136,6 +139,8 @@ def do_update_rule(rule: Rule, *, actor: Actor, reason: str = "", **changes: Any
     if versioned or moved:
         rule.save()
         audit.record("rule.changed", actor=actor, reason=reason, **_where(rule), details=_details(rule))
+        if before is not None:
+            redecide(before)
     wanted = changes.get("enabled", rule.enabled)
     if wanted and (versioned or not rule.enabled):
         rule = do_enable(rule, actor=actor, reason=reason)
@@ -166,6 +171,7 @@ def do_enable(rule: Rule, *, actor: Actor, reason: str = "") -> Rule:
             f"{refused['count']} to {refused['action'].replace('_', ' ')}: {refused['reason']}" for refused in faults))
     rule.enabled, rule.enabled_by, rule.enabled_at, rule.last_error = True, actor_user(actor), timezone.now(), ""
     rule.save()
+    redecide(rule)
     audit.record("rule.enabled", actor=actor, reason=reason, **_where(rule), count=numbers.matched,
                  details={**_details(rule), "dry_run": numbers.as_dict()})
     return rule
@@ -175,6 +181,8 @@ def do_enable(rule: Rule, *, actor: Actor, reason: str = "") -> Rule:
 def do_disable(rule: Rule, *, actor: Actor, reason: str = "") -> Rule:
     rule = Rule.objects.select_for_update().get(pk=rule.pk)
     _check_reach(actor, rule.broker_id, rule.place_id)
+    if rule.enabled:
+        redecide(rule)  # what it took or waits for is decided again, without it
     rule.enabled = False
     rule.save(update_fields=["enabled"])
     audit.record("rule.disabled", actor=actor, reason=reason, **_where(rule), details=_details(rule))
@@ -187,6 +195,8 @@ def do_delete_rule(rule: Rule, *, actor: Actor, reason: str = "") -> None:
     stay meaningful (and its name is free again)."""
     rule = Rule.objects.select_for_update().get(pk=rule.pk, deleted_at__isnull=True)
     _check_reach(actor, rule.broker_id, rule.place_id)
+    if rule.enabled:
+        redecide(rule)
     rule.enabled, rule.deleted_at = False, timezone.now()
     rule.name = f"{rule.name} (deleted {rule.pk})"[:100]
     rule.save()
