@@ -1,7 +1,8 @@
 """A rule's body path is read by PostgreSQL (console.services.rules.matching), not by loading
-every body in scope into Python: three functions, all IMMUTABLE and PARALLEL SAFE, evaluated in
-the query, so capture writes nothing more (no column, no index, no trigger: issue 32 wants
-capture fast, and the letters table has ten indexes already).
+every body in scope into Python: four IMMUTABLE functions evaluated in the query (PARALLEL SAFE
+but the first, whose exception block starts a subtransaction, which a parallel worker may not),
+so capture writes nothing more (no column, no index, no trigger: issue 32 wants capture fast,
+and the letters table has ten indexes already).
 
 - ``console_body_json(body)``: the body as jsonb, or NULL when it is not JSON as
   console.brokers.bounded_json reads it: longer than 8 MiB, nested deeper than 64, not UTF-8
@@ -22,7 +23,7 @@ MAX_DEPTH = 64
 
 FUNCTIONS = f"""
 CREATE FUNCTION console_body_json(body bytea) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL RESTRICTED COST 1000 AS $$
 DECLARE
     raw bytea := body;
     doc text;
