@@ -1,10 +1,22 @@
 """Rules at work: every DLO_RULES_SECONDS (Celery beat's ``console.apply_rules``) the enabled
-rules are applied, in order, first match wins, to the held letters no rule is busy with
+rules are applied, in order, first match wins, to the held letters that are new or due
 (console.services.rules.decide). Every action is a job asked for through the one door
 (console.jobs.requests.request_job) by the rule itself, ``rule:<name>@v<version>``
 (console.access.actors.RuleActor): with the rights of whoever enabled it, taking letters of their
 scope narrowed to the rule's and publishing where they may, and a rate limit
 (DLO_RULE_RATE_LIMIT letters a second) on what it publishes.
+
+Each letter is decided once per rule set, not every round (design invariant 12): a round takes
+a batch of due letters from the rules' inbox (console.services.rule_inbox), decides those still
+open, acts, and removes what it took, so its cost follows what is new or due, not what is held;
+with nothing due it is one index probe. A letter is put in the inbox when it arrives held, when
+it becomes open again (back to held, released, its breaker closed, its rule's job finished),
+when a change of the rule set may decide it otherwise (console.services.rules.redeciding: the
+letters the changed rule matches, as it was and as it is, and those it had decided), and for
+later: a ladder's next try, a letter a rule decided to act on but could not (in a minute), the
+moment a letter is old enough for a rule's ``older_than_seconds``. Each put is in the
+transaction of the change that makes it. A round killed midway leaves its rows in the inbox;
+the next takes them again, and what was acted on is no longer open by then.
 
 A retry's try is due its step's delay after the letter was captured (i.e. after it died this
 time); one not yet due is noted (``LetterHandling.next_at``) and looked at again then. Each
