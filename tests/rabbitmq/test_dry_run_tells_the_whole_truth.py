@@ -14,7 +14,15 @@ from rest_framework.test import APIClient
 from console.access.roles import ADMIN, OPERATOR, set_role
 from console.jobs.rules import apply_rules
 from console.jobs.runner import run_job
-from console.models import Broker, DeadLetter, Job, LetterHandling, Origin, RoleScope, Rule
+from console.models import (
+    Broker,
+    DeadLetter,
+    Job,
+    LetterHandling,
+    Origin,
+    RoleScope,
+    Rule,
+)
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 
 
 def test_his_rule_into_a_queue_he_may_not_publish_to_is_refused_on_enable(kit, captured, django_user_model):
-    work, place, (letter,) = captured("payments", [(b'{"payment": 1}', {"tenant": "acme"})])
+    work, place, _ = captured("payments", [(b'{"payment": 1}', {"tenant": "acme"})])
     parked = kit.queue(kit.name("payments.parked"))
     otto = django_user_model.objects.create_user("otto")
     set_role(otto, OPERATOR)
