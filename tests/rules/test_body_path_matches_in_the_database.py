@@ -108,6 +108,9 @@ def test_the_database_matches_a_body_path_as_python_did(letter, document, data):
     (b'{"n": 1234567890123456.5}', "$.n", "1234567890123456.5", True),
     (b'{"n": 0.00001}', "$.n", "1e-05", True),
     (b'{"n": 12345678901234567890}', "$.n", "12345678901234567890", True),
+    (b'{"n": 123.0}', "$.n", 123, True),
+    (b'{"n": -123}', "$.n", -123, True),
+    (b'{"n": 1234}', "$.n", 123, False),
     (b'{"b": true}', "$.b", True, True),
     (b'{"b": true}', "$.b", 1, True),
     (b'{"b": true}', "$.b", "True", True),
@@ -136,6 +139,21 @@ def test_the_database_matches_a_body_path_as_python_did(letter, document, data):
 ])
 def test_named_cases_agree(letter, body, path, wanted, matches):
     assert agree(letter, body, path, wanted) is matches
+
+
+@pytest.mark.parametrize("body, path, wanted, python, database", [
+    (b'{"n": 1.23e2}', "$.n", 123, True, False),  # an int is found written with its digits
+    (b'{"n": 1e3, "m": "1000"}', "$.n", "1000", False, True),  # jsonb reads 1e3 as the whole number 1000
+    (b'{"n": -0.0}', "$.n", "-0.0", True, False),
+    (b'{"n": 0.10000000000000001}', "$.n", 0.1, True, False),  # numbers by their decimal value
+    (b'{"a": [true]}', "$.a", [1], True, False),
+    (b'{"n": NaN, "k": "x"}', "$.k", "x", True, False),
+])
+def test_the_differences_the_matcher_names(letter, body, path, wanted, python, database):
+    """Where PostgreSQL's reading differs from Python's (BodyPathMatches says so): kept in
+    sight, so a change to either is seen."""
+    assert python_at_path(body, path_steps(path), wanted) is python
+    assert database_says(letter, body, path, wanted) is database
 
 
 @pytest.mark.parametrize("body", [

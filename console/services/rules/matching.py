@@ -64,8 +64,9 @@ class BodyPathMatches(Expression):
     body that is not JSON, or is JSON too deep or too large for console.brokers.bounded_json,
     never matches. PostgreSQL's jsonb reads a few documents Python's json reads differently:
     NaN and Infinity, a \\u0000 or a lone surrogate make a body not JSON; -0.0 is 0.0; 1e3 is the
-    whole number 1000; lists and objects compare true and 1 as different; bodies in UTF-16 or
-    UTF-32 are not read as JSON.
+    whole number 1000, and an int is found only written with its digits (123, 123.0; see
+    _needle); numbers compare by their decimal value (0.10000000000000001 is not 0.1); lists
+    and objects compare true and 1 as different; bodies in UTF-16 or UTF-32 are not read as JSON.
 
     A wanted string that JSON writes without escapes must appear in the body's bytes, or the
     body must hold an escape: that cheap test spares parsing bodies that cannot match."""
@@ -92,6 +93,8 @@ class BodyPathMatches(Expression):
         needle = _needle(self.wanted)
         if needle is None:
             return sql, params
+        if isinstance(self.wanted, int):  # digits have no escapes
+            return f"(position(%s::bytea IN {body}) > 0 AND {sql})", [needle, *body_params, *params]
         return (f"((position(%s::bytea IN {body}) > 0 OR position('\\\\'::bytea IN {body}) > 0) AND {sql})",
                 [needle, *body_params, *body_params, *params])
 
@@ -101,9 +104,12 @@ MAX_INDEX = 2**31 - 1
 
 
 def _needle(wanted: Any) -> bytes | None:
-    """The bytes a body must hold to have the string ``wanted`` at some path, unless it holds
-    a backslash (an escape): a string JSON writes as it is, or an int's digits. None when a
-    match need not show ``wanted`` as it is (a float's text, "None", "True", "False")."""
+    """Bytes a body must hold to have ``wanted`` at some path: a string JSON writes as it is
+    (unless the body holds a backslash, an escape), an int's digits (as 123 or 123.0; a number
+    in exponent form, 1.23e2, is not found by an int); None when a match need not show
+    ``wanted`` (a float, 0 or 1, which true and false equal, "None", "True", "False")."""
+    if isinstance(wanted, int) and not isinstance(wanted, bool):
+        return str(abs(wanted)).encode() if abs(wanted) > 1 else None
     if not isinstance(wanted, str) or not wanted or wanted in ("None", "True", "False"):
         return None
     if any(char in '"\\' or ord(char) < 0x20 for char in wanted):
