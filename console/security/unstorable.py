@@ -12,6 +12,8 @@ The answer is a 400 saying why: ``{"detail": ...}`` under /api/, a fragment for 
 
 from __future__ import annotations
 
+import re
+
 from django.http import HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.html import escape
@@ -20,6 +22,7 @@ from console.services.parsing import unstorable_text
 
 #: Bodies of these types are forms, parsed into request.POST.
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,50}")
 
 
 def _problem(request) -> str:
@@ -41,7 +44,8 @@ def _form(request):
 
 
 def _printable(key: str) -> str:
-    return "".join(c if c.isprintable() and not "\ud800" <= c <= "\udfff" else "?" for c in key)[:50]
+    """The parameter's name when it is a plain one (the answer echoes no text it was sent)."""
+    return key if _NAME.fullmatch(key) else "a parameter"
 
 
 class UnstorableInputMiddleware:
