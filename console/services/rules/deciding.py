@@ -13,7 +13,7 @@ from console.access.scope import visible
 from console.models import DeadLetter, LetterHandling, Rule
 from console.services.audit import Actor
 from console.services.rules.checks import rule_actor, told
-from console.services.rules.matching import enabled_rules, matching, open_letters
+from console.services.rules.matching import enabled_rules, matching_each, open_letters
 from console.services.rules.spec import check_patterns, ladder_length, step_delay
 
 
@@ -46,7 +46,7 @@ def decide(rules: list[Rule], letters: QuerySet) -> list[Decision]:
     passed over. The dry run and the rules' runs (console.jobs.rules) both use this."""
     from console.services.safeguards import rules_may_replay
 
-    matched = [(rule, set(matching(rule, letters))) for rule in rules]
+    matched = list(zip(rules, matching_each(rules, letters)))
     ids = set().union(*(found for _, found in matched)) if matched else set()
     if not ids:
         return []

@@ -4,10 +4,12 @@ person, not in a rule's unfinished job)."""
 from __future__ import annotations
 
 import json
+import operator
 from datetime import timedelta
+from functools import reduce
 from typing import Any
 
-from django.db.models import BooleanField, Expression, F, Q, QuerySet
+from django.db.models import BooleanField, Expression, ExpressionWrapper, F, Q, QuerySet
 from django.utils import timezone
 
 from console.models import DeadLetter, LetterState, Rule
@@ -54,6 +56,56 @@ def matches(rule: Rule, letters: QuerySet) -> QuerySet:
     if "body_path" in match:
         qs = qs.filter(BodyPathMatches(path_steps(match["body_path"]["path"]), match["body_path"]["value"]))
     return qs
+
+
+def matching_each(rules: list[Rule], letters: QuerySet) -> list[set[int]]:
+    """For each of ``rules``, the ids of ``letters`` it matches, from one query: one pass over
+    the letters for the whole rule set, where a query per rule walked them once per rule (a
+    dry run of the tenth rule walked a million letters ten times)."""
+    if len(rules) < 2:
+        return [set(matching(rule, letters)) for rule in rules]
+    conditions = [rule_condition(rule) for rule in rules]
+    names = [f"rule_{index}" for index in range(len(rules))]
+    rows = letters.filter(reduce(operator.or_, conditions)).annotate(**{
+        name: ExpressionWrapper(condition, output_field=BooleanField()) for name, condition in zip(names, conditions)
+    }).order_by().values_list("id", *names)
+    found: list[set[int]] = [set() for _ in rules]
+    for letter_id, *taken in rows.iterator(chunk_size=5000):
+        for index, yes in enumerate(taken):
+            if yes:
+                found[index].add(letter_id)
+    return found
+
+
+def rule_condition(rule: Rule) -> Q:
+    """The rule's scope and ``match`` as one condition on a letter, as :func:`matches` filters
+    (the header read on the letter itself, with no index to narrow by: a pass over the letters
+    reads every row anyway)."""
+    match = rule.match or {}
+    condition = Q(place_id=rule.place_id) if rule.place_id is not None else (
+        Q(broker_id=rule.broker_id) if rule.broker_id is not None else Q())
+    if "origin" in match:
+        condition &= Q(origin_queue=match["origin"]) | Q(origin_address=match["origin"])
+    if "reason" in match:
+        condition &= Q(reason=match["reason"])
+    if "exception_type" in match:
+        condition &= Q(exception_type__regex=match["exception_type"])
+    if "exception_message" in match:
+        condition &= Q(exception_message__regex=match["exception_message"])
+    if "header" in match:
+        name, value = match["header"]["name"], match["header"]["value"]
+        condition &= Q(headers__contains={name: value}) if value not in (None, "") else Q(headers__has_key=name)
+    if "min_deaths" in match:
+        condition &= Q(death_count__gte=match["min_deaths"])
+    if "min_replays" in match:
+        condition &= Q(replay_count__gte=match["min_replays"])
+    if "older_than_seconds" in match:
+        condition &= Q(captured_at__lte=timezone.now() - timedelta(seconds=match["older_than_seconds"]))
+    if "max_size" in match:
+        condition &= Q(body_size__lte=match["max_size"])
+    if "body_path" in match:
+        condition &= Q(BodyPathMatches(path_steps(match["body_path"]["path"]), match["body_path"]["value"]))
+    return condition if condition else Q(pk__isnull=False)
 
 
 class BodyPathMatches(Expression):
