@@ -5,8 +5,8 @@ round never looks at every held letter.
 - A change of one rule (enabled, disabled, edited, moved, deleted) can change the decision of a
   letter only if that rule matches it, as it was or as it is: first match wins passes over a
   rule that matches nothing. So the change puts in, in its own transaction, the open letters
-  the rule matches (one set-based query per version), and the open letters it had decided (a
-  ladder's try it waits for).
+  the rule matches (one set-based query per version, whose ids never come into Python), and the
+  open letters it had decided (a ladder's try it waits for).
 - A rule that waits for an age (``older_than_seconds``) matches a young letter only later: the
   letter is put in for the moment it is old enough, if all else of the rule's match is true.
 """
@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from console.models import Rule
 from console.services import rule_inbox
-from console.services.rules.matching import in_rule_scope, matching, open_letters
+from console.services.rules.matching import in_rule_scope, matches, open_letters
 from console.services.rules.spec import RuleError, check_patterns
 
 
@@ -36,7 +36,7 @@ def redecide(rule: Rule) -> None:
     except RuleError:  # a pattern PostgreSQL refuses (saved before they were checked): its whole scope
         rule_inbox.put_after_capture(in_rule_scope(rule, letters))
     else:
-        rule_inbox.put_after_capture(matching(_ageless(rule), letters), _age(rule))
+        rule_inbox.put_after_capture(matches(_ageless(rule), letters), _age(rule))
     rule_inbox.put_after_capture(letters.filter(handling__rule_id=rule.pk))
 
 
@@ -48,7 +48,7 @@ def schedule_ages(rules: list[Rule], letters: QuerySet) -> None:
         seconds = _age(rule)
         if seconds:
             young = letters.filter(captured_at__gt=now - timedelta(seconds=seconds))
-            rule_inbox.put_after_capture(matching(_ageless(rule), young), seconds)
+            rule_inbox.put_after_capture(matches(_ageless(rule), young), seconds)
 
 
 def _age(rule: Rule) -> int | None:
