@@ -188,6 +188,7 @@ def test_matching_reads_no_body_into_python(letter, memory_broker):
     with CaptureQueriesContext(connection) as queries:
         found = matching(rule, DeadLetter.objects.all())
     assert len(found) == 2
-    assert len(queries) == 1
-    selected = queries[0]["sql"].split(" FROM ")[0]
+    reads = [query["sql"] for query in queries if "console_deadletter" in query["sql"]]
+    assert len(reads) == 1
+    selected = reads[0].split(" FROM ")[0]
     assert '"body"' not in selected, selected
