@@ -95,3 +95,14 @@ def keeper(tmp_path, filesystem_transport):
     yield process
     process.stop()
     process.kill()
+
+
+@pytest.fixture
+def http():
+    """A real HTTP receiver on loopback (tests.notifications.receivers): webhooks, Slack and
+    the other channels' deliveries, as they arrived."""
+    from tests.notifications.receivers import HttpReceiver
+
+    receiver = HttpReceiver()
+    yield receiver
+    receiver.close()

@@ -18,6 +18,7 @@ from django.shortcuts import render
 from django.utils.html import escape
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from console.access.masking import current_redactor
 from console.refusals import Refusal
 
 
@@ -33,7 +34,11 @@ class RefusalMiddleware:
             return None
         why = str(exception)
         if getattr(request, "htmx", False):
-            return HttpResponse(f'<p class="error" role="alert">{escape(why)}</p>', status=exception.status)
+            # Built here, not by a template: masked for the reader as the loader masks a page
+            # (a reason may quote what someone typed).
+            redactor = current_redactor()
+            shown = why if redactor is None else redactor.string(why)
+            return HttpResponse(f'<p class="error" role="alert">{escape(shown)}</p>', status=exception.status)
         back = request.META.get("HTTP_REFERER", "")
         if request.method == "POST" and back and url_has_allowed_host_and_scheme(
                 back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):

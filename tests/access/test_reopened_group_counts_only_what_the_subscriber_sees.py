@@ -13,17 +13,9 @@ from console.models import Delivery
 from console.services.group_work import reopen_groups
 from console.services.notify import do_add_channel, do_subscribe
 from tests.access.conftest import shows_nothing_of_b
-from tests.notifications.receivers import HttpReceiver
 from tests.web.factory import store_letter
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def http():
-    receiver = HttpReceiver()
-    yield receiver
-    receiver.close()
 
 
 def _as(user) -> APIClient:

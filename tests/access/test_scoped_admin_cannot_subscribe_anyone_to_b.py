@@ -13,17 +13,9 @@ from console.access.roles import ADMIN, set_role
 from console.jobs.notifications import deliver
 from console.models import AuditEvent, Delivery, RoleScope, Subscription
 from tests.access.conftest import shows_nothing_of_b
-from tests.notifications.receivers import HttpReceiver
 from tests.web.factory import store_letter
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def http():
-    receiver = HttpReceiver()
-    yield receiver
-    receiver.close()
 
 
 @pytest.fixture

@@ -18,19 +18,11 @@ from console.access.roles import VIEWER, set_role
 from console.jobs.notifications import deliver
 from console.models import AuditEvent, Channel
 from console.services.notify import notify_test
-from tests.notifications.receivers import HttpReceiver
 
 pytestmark = pytest.mark.django_db
 
 SECRETS = ("hook-user", "pa55-w0rd", "t0ken-123", "T0AAA/B0BBB/sl4ckS3cret", "sl4ckS3cret", "m4ttermostK3y")
 SLACK = "https://hooks.slack.com/services/T0AAA/B0BBB/sl4ckS3cret"
-
-
-@pytest.fixture
-def http():
-    receiver = HttpReceiver()
-    yield receiver
-    receiver.close()
 
 
 def _api(user) -> APIClient:

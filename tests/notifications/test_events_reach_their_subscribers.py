@@ -29,17 +29,10 @@ from console.services.custody import REPLAY_ID_HEADER, store_captured
 from console.services.notify import do_add_channel, do_subscribe
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
-from tests.notifications.receivers import HttpReceiver, SmtpReceiver
+from tests.notifications.receivers import SmtpReceiver
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def http():
-    receiver = HttpReceiver()
-    yield receiver
-    receiver.close()
 
 
 @pytest.fixture
