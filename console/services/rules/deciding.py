@@ -13,7 +13,12 @@ from console.access.scope import visible
 from console.models import DeadLetter, LetterHandling, Rule
 from console.services.audit import Actor
 from console.services.rules.checks import rule_actor, told
-from console.services.rules.matching import enabled_rules, matching_each, open_letters
+from console.services.rules.matching import (
+    enabled_rules,
+    matching,
+    matching_each,
+    open_letters,
+)
 from console.services.rules.spec import check_patterns, ladder_length, step_delay
 
 
@@ -131,6 +136,9 @@ def dry_run(rule: Rule, *, reader: Actor, enabler: Any = None) -> DryRun:
     for each in (*earlier, rule):
         check_patterns(each)
     letters = visible(reader, open_letters())
+    # Only what this rule matches can be its: the earlier rules are asked about those letters
+    # alone (at a million held letters, one pass for the whole rule set took seconds per rule).
+    letters = letters.filter(pk__in=matching(rule, letters))
     decisions = decide([*earlier, rule], letters)
     mine = [d for d in decisions if d.rule.pk == rule.pk]
     result = DryRun(matched=len({d.letter_id for d in mine}))
