@@ -89,21 +89,15 @@ def put_at(due: dict[int, datetime]) -> None:
                        f"SELECT * FROM unnest(%s::bigint[], %s::timestamptz[]) {_UPSERT}", [ids, [due[i] for i in ids]])
 
 
-def put_after_capture(letters: QuerySet | list[int], seconds: int | None = None) -> None:
-    """Put ``letters`` (a query, whose ids then never come into Python, or ids) in, in one
-    statement, each due ``seconds`` after its capture, or now if that is past (or no ``seconds``)."""
-    if isinstance(letters, QuerySet):
-        inner, params = letters.values("id").query.sql_with_params()
-        where = f"d.id IN ({inner})"
-    elif not letters:
-        return
-    else:
-        where, params = "d.id = ANY(%s::bigint[])", [list(letters)]
+def put_after_capture(letters: QuerySet, seconds: int | None = None) -> None:
+    """Put ``letters`` in, in one statement (their ids never come into Python), each due
+    ``seconds`` after its capture, or now if that is past (or no ``seconds``)."""
+    inner, params = letters.values("id").query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {_TABLE} (letter_id, due_at) "
             f"SELECT d.id, GREATEST(%s, d.captured_at + make_interval(secs => %s)) "
-            f"FROM {DeadLetter._meta.db_table} AS d WHERE {where} {_UPSERT}",
+            f"FROM {DeadLetter._meta.db_table} AS d WHERE d.id IN ({inner}) {_UPSERT}",
             [timezone.now(), seconds or 0, *params])
 
 

@@ -7,12 +7,9 @@ rules' inbox."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from django.utils import timezone
 
-from console.jobs import rules as rounds
 from console.jobs.rules import apply_rules
 from console.models import DeadLetter, Job, LetterHandling, RuleInbox
 from console.services.rules import do_create_rule
@@ -20,20 +17,6 @@ from console.services.safeguards import do_release
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def decided(monkeypatch) -> Counter:
-    """How many times a round gave each letter to decide()."""
-    counts: Counter = Counter()
-    real = rounds.decide
-
-    def counting(rules, letters):
-        counts.update(letters.values_list("id", flat=True))
-        return real(rules, letters)
-
-    monkeypatch.setattr(rounds, "decide", counting)
-    return counts
 
 
 def test_letters_arriving_while_rules_are_enabled_are_decided_once(

@@ -8,13 +8,11 @@ Letters the change does not concern are not decided again."""
 from __future__ import annotations
 
 import time
-from collections import Counter
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from console.jobs import rules as rounds
 from console.jobs.control import finish
 from console.jobs.rules import apply_rules
 from console.models import AuditEvent, DeadLetter, Job, LetterHandling, Origin
@@ -25,20 +23,6 @@ from tests.web.factory import memory_place, store_letter
 pytestmark = pytest.mark.django_db
 
 AN_HOUR_LATER = {"kind": "retry", "ladder": [{"delay_seconds": 3600, "tries": 1}]}
-
-
-@pytest.fixture
-def decided(monkeypatch) -> Counter:
-    """How many times a round gave each letter to decide()."""
-    counts: Counter = Counter()
-    real = rounds.decide
-
-    def counting(rules, letters):
-        counts.update(letters.values_list("id", flat=True))
-        return real(rules, letters)
-
-    monkeypatch.setattr(rounds, "decide", counting)
-    return counts
 
 
 @pytest.fixture
