@@ -8,6 +8,7 @@ enabled and would run."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from console.access.roles import OPERATOR, set_role
@@ -38,6 +39,10 @@ def test_his_rule_into_a_queue_he_may_not_publish_to_is_refused_on_enable(kit, c
     (refused,) = dry["refused"]
     assert (refused["action"], refused["code"], refused["count"]) == ("forward", "target_refused", 1)
     assert parked in refused["reason"] and "outside what you may act on" in refused["reason"]
+    page = Client()
+    page.force_login(otto)
+    shown = page.post(f"/rules/{outside}/dry-run/", HTTP_HX_REQUEST="true").content.decode()
+    assert "0 would run" in shown and "to forward:" in shown and parked in shown, shown
 
     answer = api.patch(f"/api/rules/{outside}/", {"enabled": True, "reason": "park them"}, format="json")
     assert answer.status_code == 400, answer.content
