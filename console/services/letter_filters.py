@@ -8,12 +8,29 @@ Its keys are FILTER_KEYS of console.services.selection, as strings: numbers are 
 
 from __future__ import annotations
 
-from django.db.models import BinaryField, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Value
+from django import forms
+from django.db.models import (
+    BinaryField,
+    Exists,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+)
 from django_filters import FilterSet
 
-from console.models import DeadLetter
+from console.models import DeadLetter, LetterState
 from console.models.letter import LetterSearch
-from console.services.parsing import FlagFilter, MomentFilter, NumberFilter, TextFilter
+from console.services.parsing import (
+    FlagFilter,
+    MomentFilter,
+    NumberFilter,
+    TextField,
+    TextFilter,
+)
 
 
 class BytesPosition(Func):
@@ -34,6 +51,30 @@ def escaped(needle: bytes) -> str:
     )
 
 
+#: The state filter's word for every state (as the groups' filter takes it).
+ANY_STATE = "any"
+
+
+class StatesField(TextField):
+    """Letter states, comma separated (``held,failed``), or ``any``: a word that is no state is
+    refused, not read as a filter that matches nothing."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if value in (None, ""):
+            return None
+        states = [part.strip() for part in value.split(",") if part.strip()]
+        unknown = [part for part in states if part not in (*LetterState.values, ANY_STATE)]
+        if unknown or not states:
+            raise forms.ValidationError(f"must be states among {', '.join(LetterState.values)} (comma "
+                                        f"separated), or {ANY_STATE}", code="state")
+        return states
+
+
+class StatesFilter(TextFilter):
+    field_class = StatesField
+
+
 class LetterFilterSet(FilterSet):
     """Letters matching a filter. Text in the body is matched byte for byte (UTF-8).
 
@@ -41,8 +82,8 @@ class LetterFilterSet(FilterSet):
 
     place = NumberFilter(field_name="place_id", help_text="Dead place id")
     broker = NumberFilter(field_name="broker_id", help_text="Broker id")
-    state = TextFilter(method="filter_state",
-                       help_text="held, replaying, replayed, failed, purged; several comma separated")
+    state = StatesFilter(method="filter_state",
+                         help_text="held, replaying, replayed, failed, purged; several comma separated; any")
     origin = TextFilter(method="filter_origin", help_text="Origin queue or address")
     reason = TextFilter(field_name="reason", help_text="e.g. rejected, expired, maxlen, delivery_limit")
     exception = TextFilter(field_name="exception_type", help_text="Exception type")
@@ -66,8 +107,8 @@ class LetterFilterSet(FilterSet):
         model = DeadLetter
         fields: list[str] = []
 
-    def filter_state(self, qs: QuerySet, name: str, value: str) -> QuerySet:
-        return qs.filter(state__in=value.split(","))
+    def filter_state(self, qs: QuerySet, name: str, value: list[str]) -> QuerySet:
+        return qs if ANY_STATE in value else qs.filter(state__in=value)
 
     def filter_origin(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         return qs.filter(Q(origin_queue=value) | Q(origin_address=value))

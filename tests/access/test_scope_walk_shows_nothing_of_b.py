@@ -129,3 +129,26 @@ def names_place(answer, place_id: int) -> bool:
 #: A body every write would take: a reason, a note, a status...
 WRITE_BODY = {"reason": "walk", "text": "a note", "status": "ignored", "events": ["group.new"], "channel": 1,
               "kind": "hold", "name": "walked", "action": {"kind": "hold"}}
+
+
+#: Lists and the key of each row's id there: B's object must be absent, A's present.
+LISTS = {"/api/letters/?state=any": "letter_id", "/api/jobs/": "job_id", "/api/rules/": "rule_id",
+         "/api/origins/": "origin_id"}
+
+
+def _rows(answer) -> list[dict]:
+    return answer["results"] if isinstance(answer, dict) and "results" in answer else answer
+
+
+def test_ids_and_counts_a_user_limited_to_a_reads_are_a_s_alone(world, signed_in_as):
+    """Ids and counts, not only names and texts: B's letter, job, rule and origin are in no list
+    answer (A's are), and the group spanning A and B counts A's letter alone."""
+    span = world.inside["fingerprint"]
+    for walker in world.walkers:
+        client = signed_in_as(walker)
+        for url, key in LISTS.items():
+            ids = {row["id"] for row in _rows(client.get(url).json())}
+            assert world.outside[key] not in ids and world.inside[key] in ids, (walker.username, url, ids)
+        groups = {row["fingerprint"]: row for row in client.get("/api/groups/?state=any").json()}
+        assert groups[span]["count"] == 1 and groups[span]["places"] == [world.inside["place_id"]]
+        assert client.get(f"/api/groups/{span}/").json()["count"] == 1
