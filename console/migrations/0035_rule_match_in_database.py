@@ -1,6 +1,9 @@
 """A rule's body path is read by PostgreSQL (console.services.rules.matching), not by loading
 every body in scope into Python: four IMMUTABLE functions evaluated in the query (PARALLEL SAFE
-but the first, whose exception block starts a subtransaction, which a parallel worker may not),
+but the first, PARALLEL UNSAFE: its exception block starts a subtransaction, which neither a
+parallel worker nor the leader of a parallel plan may start; RESTRICTED was not enough, a
+query whose plan gathered a parallel scan failed with "cannot start subtransactions during a
+parallel operation"),
 so capture writes nothing more (no column, no index, no trigger: issue 32 wants capture fast,
 and the letters table has ten indexes already).
 
@@ -23,7 +26,7 @@ MAX_DEPTH = 64
 
 FUNCTIONS = f"""
 CREATE FUNCTION console_body_json(body bytea) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL RESTRICTED COST 1000 AS $$
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL UNSAFE COST 1000 AS $$
 DECLARE
     raw bytea := body;
     doc text;
