@@ -106,3 +106,16 @@ def http():
     receiver = HttpReceiver()
     yield receiver
     receiver.close()
+
+
+@pytest.fixture
+def smtp(settings):
+    """A real SMTP server on loopback (aiosmtpd, tests.notifications.receivers) that the e-mail
+    channels send to: the messages as they arrived."""
+    from tests.notifications.receivers import SmtpReceiver
+
+    receiver = SmtpReceiver()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", receiver.port
+    yield receiver
+    receiver.close()

@@ -19,21 +19,11 @@ from console.models import Delivery
 from console.services.notify import do_add_channel, do_subscribe
 from console.services.redaction import do_set_redaction_rule
 from tests.access.masked_value import CARD, CARD_RULE, leaks
-from tests.notifications.receivers import SmtpReceiver
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
 
 EVENTS = ["group.new", "job.finished", "breaker.opened", "broker.down"]
-
-
-@pytest.fixture
-def smtp(settings):
-    receiver = SmtpReceiver()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", receiver.port
-    yield receiver
-    receiver.close()
 
 
 def test_no_delivered_notification_holds_a_masked_value(memory_broker, admin, operator, http, smtp, settings):

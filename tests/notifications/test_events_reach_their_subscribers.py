@@ -29,19 +29,9 @@ from console.services.custody import REPLAY_ID_HEADER, store_captured
 from console.services.notify import do_add_channel, do_subscribe
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
-from tests.notifications.receivers import SmtpReceiver
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def smtp(settings):
-    receiver = SmtpReceiver()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", receiver.port
-    yield receiver
-    receiver.close()
 
 
 def send_all() -> list[str]:
