@@ -15,6 +15,7 @@ from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.roles import ROLES, role_of
 from console.api.errors import ErrorSerializer
 from console.models import Broker, DeadPlace, RedactionRule
+from console.services.parsing import ApiIntegerField
 from console.services.redaction import do_delete_redaction_rule, do_set_redaction_rule
 from console.services.roles import do_change_access, limits_seen_by
 from console.services.tokens import do_create_token, do_revoke_token, visible_tokens
@@ -65,9 +66,9 @@ class RoleSerializer(MaskedSerializer):
 class RoleInputSerializer(serializers.Serializer):
     user = serializers.CharField(help_text="Username")
     role = serializers.ChoiceField(choices=[*ROLES, ""], required=False, help_text='One role, or "" for none')
-    brokers = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), required=False,
+    brokers = serializers.ListField(child=ApiIntegerField(min_value=1, max_value=2**63 - 1), required=False,
                                     help_text="Limit the user to these brokers (with places: to both)")
-    places = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), required=False,
+    places = serializers.ListField(child=ApiIntegerField(min_value=1, max_value=2**63 - 1), required=False,
                                    help_text="Limit the user to these dead places")
     clear_limits = serializers.BooleanField(required=False, default=False, help_text="Lift every limit")
     reason = serializers.CharField(required=False, allow_blank=True, default="")

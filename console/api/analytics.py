@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from console.access.masking import MaskedSerializer
 from console.services.analytics import analytics_for
+from console.services.parsing import ApiIntegerField
 
 
 class OutcomeSerializer(MaskedSerializer):
@@ -20,13 +21,13 @@ class OutcomeSerializer(MaskedSerializer):
     exception_type = serializers.CharField(help_text="The group's sample exception (groups only)")
     broker = serializers.CharField(source="stat.broker", help_text="Broker name (origins only)")
     origin = serializers.CharField(source="stat.origin", help_text="Origin subscription (origins only)")
-    letters = serializers.IntegerField(source="stat.letters")
-    resolved = serializers.IntegerField(source="stat.resolved", help_text="Replayed (or moved) or marked failed")
-    replayed = serializers.IntegerField(source="stat.replayed")
-    failed = serializers.IntegerField(source="stat.failed")
-    came_back = serializers.IntegerField(source="stat.came_back", help_text="Replayed and died again")
-    stayed_away = serializers.IntegerField(source="stat.stayed_away")
-    recurrences = serializers.IntegerField(source="stat.recurrences",
+    letters = ApiIntegerField(source="stat.letters")
+    resolved = ApiIntegerField(source="stat.resolved", help_text="Replayed (or moved) or marked failed")
+    replayed = ApiIntegerField(source="stat.replayed")
+    failed = ApiIntegerField(source="stat.failed")
+    came_back = ApiIntegerField(source="stat.came_back", help_text="Replayed and died again")
+    stayed_away = ApiIntegerField(source="stat.stayed_away")
+    recurrences = ApiIntegerField(source="stat.recurrences",
                                            help_text="Letters that arrived after their group had all been resolved")
     median_minutes = serializers.FloatField(source="stat.median_minutes", allow_null=True,
                                             help_text="Time to resolution from the first failure, median")
@@ -37,15 +38,15 @@ class OutcomeSerializer(MaskedSerializer):
 class BusySerializer(MaskedSerializer):
     name = serializers.CharField()
     broker = serializers.CharField()
-    letters = serializers.IntegerField()
-    groups = serializers.IntegerField()
+    letters = ApiIntegerField()
+    groups = ApiIntegerField()
     url = serializers.CharField(help_text="The letters page behind it")
 
 
 class ArrivalSerializer(MaskedSerializer):
-    weekday = serializers.IntegerField(help_text="ISO weekday: 1 Monday .. 7 Sunday (UTC)")
-    hour = serializers.IntegerField(help_text="0-23 (UTC)")
-    letters = serializers.IntegerField()
+    weekday = ApiIntegerField(help_text="ISO weekday: 1 Monday .. 7 Sunday (UTC)")
+    hour = ApiIntegerField(help_text="0-23 (UTC)")
+    letters = ApiIntegerField()
 
 
 class AnalyticsSerializer(MaskedSerializer):

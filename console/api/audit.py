@@ -15,17 +15,17 @@ from console.api.keyset import NewestFirstPagination
 from console.models import AuditEvent
 from console.services.audit import verify_chain
 from console.services.filtersets import AuditFilterSet
-from console.services.parsing import parsed
+from console.services.parsing import ApiIntegerField, parsed
 
 
 class AuditEventSerializer(MaskedModelSerializer):
     safe_fields = ("prev_hash", "hash")  # hex digests the console computes
 
     actor = serializers.CharField(source="actor_name")
-    job = serializers.IntegerField(source="job_id", allow_null=True)
+    job = ApiIntegerField(source="job_id", allow_null=True)
     broker = serializers.CharField(source="broker_name")
     place = serializers.CharField(source="place_name")
-    letter_ids = serializers.ListField(child=serializers.IntegerField())
+    letter_ids = serializers.ListField(child=ApiIntegerField())
 
     class Meta:
         model = AuditEvent
@@ -38,8 +38,8 @@ class AuditEventSerializer(MaskedModelSerializer):
 
 class ChainReportSerializer(MaskedSerializer):
     ok = serializers.BooleanField()
-    checked = serializers.IntegerField(help_text="Events whose hash and link held")
-    broken_at = serializers.IntegerField(allow_null=True, help_text="First event that does not hold")
+    checked = ApiIntegerField(help_text="Events whose hash and link held")
+    broken_at = ApiIntegerField(allow_null=True, help_text="First event that does not hold")
     problem = serializers.CharField(allow_blank=True)
 
 

@@ -16,30 +16,33 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.filter_schema import parameters_of
 from console.models import DeadLetter, FailureGroupHistory, GroupTriage
+from console.services.filtersets import ANY_STATE, GroupFilterSet, group_query
 from console.services.group_work import (
     do_add_note,
     do_update_group,
     matching_fingerprints,
-    notes as group_notes,
     timeline,
     triage,
 )
-from console.services.filtersets import ANY_STATE, GroupFilterSet, group_query
+from console.services.group_work import (
+    notes as group_notes,
+)
 from console.services.groups import Among, failure_groups
+from console.services.parsing import ApiIntegerField
 
 
 class GroupSerializer(MaskedSerializer):
     safe_fields = ("fingerprint", "status")  # a hex digest; one of GroupTriage.Status
 
     fingerprint = serializers.CharField()
-    count = serializers.IntegerField()
+    count = ApiIntegerField()
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
     origins = serializers.ListField(child=serializers.CharField())
-    places = serializers.ListField(child=serializers.IntegerField())
+    places = serializers.ListField(child=ApiIntegerField())
     exception_type = serializers.CharField()
     exception_message = serializers.CharField()
-    sample_id = serializers.IntegerField()
+    sample_id = ApiIntegerField()
     status = serializers.CharField()
     owner = serializers.CharField(allow_null=True)
     tags = serializers.ListField(child=serializers.CharField())

@@ -17,6 +17,7 @@ from console.jobs.requests import request_job
 from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.models import Job
 from console.services.jobs import preview
+from console.services.parsing import ApiIntegerField
 from console.services.selection import FILTER_KEYS
 
 LETTER_ACTIONS = [Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED]
@@ -36,7 +37,7 @@ class ParamField(serializers.ReadOnlyField):
 
 class JobSerializer(MaskedModelSerializer):
     actor = serializers.CharField(source="actor_name", read_only=True)
-    percent = serializers.IntegerField(read_only=True)
+    percent = ApiIntegerField(read_only=True)
     params = serializers.JSONField(read_only=True, help_text="The kind's parameters, as asked for")
     target = ParamField("", help_text="Destination queue of a move or shovel")
     rate_limit = ParamField()
@@ -60,7 +61,7 @@ class JobSerializer(MaskedModelSerializer):
 class SelectionSerializer(serializers.Serializer):
     """Which letters: explicit ids, or a filter frozen at the highest id that exists now."""
 
-    letters = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False,
+    letters = serializers.ListField(child=ApiIntegerField(min_value=1), required=False,
                                     allow_empty=False, help_text="Letter ids")
     filter = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False,
                                    help_text=f"Letter filter; keys: {', '.join(FILTER_KEYS)}")
@@ -82,15 +83,15 @@ class JobCreateSerializer(SelectionSerializer):
     target = serializers.CharField(required=False, default="", allow_blank=True, max_length=500,
                                    help_text="Destination queue; only and always for a move")
     ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
-    rate_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+    rate_limit = ApiIntegerField(required=False, allow_null=True, min_value=1,
                                           help_text="Letters per second (replay and move)")
-    concurrency = serializers.IntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY,
+    concurrency = ApiIntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY,
                                            help_text="Connections per broker publishing at once (replay and "
                                                      "move); above 1, order across them is not kept")
-    canary_size = serializers.IntegerField(
+    canary_size = ApiIntegerField(
         required=False, allow_null=True, min_value=1,
         help_text="Replay this many letters first, wait, and go on only if few came back")
-    canary_wait_seconds = serializers.IntegerField(
+    canary_wait_seconds = ApiIntegerField(
         required=False, allow_null=True, min_value=0, max_value=MAX_CANARY_WAIT_SECONDS,
         help_text="How long to watch for returns after the canary (default 30)")
     return_threshold = serializers.FloatField(
@@ -102,15 +103,15 @@ class JobCreateSerializer(SelectionSerializer):
 class OriginCountSerializer(MaskedSerializer):
     broker = serializers.CharField(source="broker__name")
     origin_queue = serializers.CharField()
-    count = serializers.IntegerField()
+    count = ApiIntegerField()
 
 
 class PreviewSerializer(MaskedSerializer):
     selection = serializers.JSONField(help_text="The frozen selection a job would act on")
-    count = serializers.IntegerField()
+    count = ApiIntegerField()
     by_origin = OriginCountSerializer(many=True)
-    sample = serializers.ListField(child=serializers.IntegerField(), help_text="A few letter ids")
-    arrived_since = serializers.IntegerField(help_text="Matching letters newer than the frozen selection")
+    sample = serializers.ListField(child=ApiIntegerField(), help_text="A few letter ids")
+    arrived_since = ApiIntegerField(help_text="Matching letters newer than the frozen selection")
 
 
 class ControlSerializer(serializers.Serializer):

@@ -14,7 +14,6 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from console.access.masking import Plain
-
 from console.services.parsing import ascii_whole_number
 
 DEFAULT_PAGE_SIZE = 50

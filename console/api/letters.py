@@ -23,6 +23,7 @@ from console.api.filter_schema import parameters_of
 from console.api.keyset import KeysetPagination, cursor_of
 from console.models import AuditEvent, DeadLetter
 from console.services.letter_filters import LetterFilterSet
+from console.services.parsing import ApiIntegerField
 from console.services.rules import handling_of
 from console.services.selection import SelectionError, visible_matches
 
@@ -47,8 +48,8 @@ class BodySerializer(MaskedSerializer):
 
 
 class LineageSerializer(MaskedSerializer):
-    parent = serializers.IntegerField(allow_null=True, help_text="The letter whose replay died again as this one")
-    returns = serializers.ListField(child=serializers.IntegerField(),
+    parent = ApiIntegerField(allow_null=True, help_text="The letter whose replay died again as this one")
+    returns = serializers.ListField(child=ApiIntegerField(),
                                     help_text="Letters that came back after replays of this one")
 
 
@@ -76,11 +77,11 @@ class LetterSummarySerializer(RedactedLetterMixin, serializers.ModelSerializer):
 
 
 class RuleHandlingSerializer(MaskedSerializer):
-    id = serializers.IntegerField(source="rule_id")
+    id = ApiIntegerField(source="rule_id")
     name = serializers.CharField(source="rule.name")
-    version = serializers.IntegerField()
+    version = ApiIntegerField()
     action = serializers.CharField(help_text="What it did: retry, forward, mark_failed, discard, hold")
-    tries = serializers.IntegerField(help_text="Tries its ladder made on the letter's lineage")
+    tries = ApiIntegerField(help_text="Tries its ladder made on the letter's lineage")
     next_at = serializers.DateTimeField(allow_null=True, help_text="When its next try is due")
     held = serializers.BooleanField(help_text="Held for a person: no rule acts on it again")
     note = serializers.CharField(help_text="E.g. that its ladder ran out")

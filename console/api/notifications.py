@@ -16,9 +16,15 @@ from console.api.filter_schema import parameters_of
 from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.services.filtersets import DeliveryFilterSet
 from console.services.notify import (
-    EVENTS, NotifyError, do_add_channel, do_change_channel, do_subscribe, notify_test, user_named,
+    EVENTS,
+    NotifyError,
+    do_add_channel,
+    do_change_channel,
+    do_subscribe,
+    notify_test,
+    user_named,
 )
-from console.services.parsing import parsed
+from console.services.parsing import ApiIntegerField, parsed
 
 
 class ChannelSerializer(MaskedModelSerializer):
@@ -63,13 +69,13 @@ class SubscriptionSerializer(MaskedModelSerializer):
 
 
 class SubscriptionInputSerializer(serializers.Serializer):
-    channel = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    channel = ApiIntegerField(min_value=1, max_value=2**63 - 1)
     events = serializers.ListField(child=serializers.ChoiceField(choices=list(EVENTS)))
     user = serializers.CharField(required=False, allow_null=True, default=None,
                                  help_text="Username (one of user and group; the caller when neither)")
     group = serializers.CharField(required=False, allow_null=True, default=None, help_text="Name of a group of users")
-    place = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1)
-    threshold = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
+    place = ApiIntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1)
+    threshold = ApiIntegerField(required=False, allow_null=True, default=None, min_value=0,
                                          max_value=2**31 - 1)
 
 

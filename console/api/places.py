@@ -18,7 +18,7 @@ from console.jobs.requests import request_job
 from console.models import DeadPlace, LetterState
 from console.services.filtersets import PlaceFilterSet
 from console.services.keeping import do_keep
-from console.services.parsing import parsed
+from console.services.parsing import ApiIntegerField, parsed
 
 
 def places_with_custody() -> QuerySet:
@@ -30,7 +30,7 @@ def places_with_custody() -> QuerySet:
 
 class PlaceSerializer(MaskedModelSerializer):
     broker_name = serializers.CharField(source="broker.name", read_only=True)
-    held = serializers.IntegerField(read_only=True, help_text="Letters of this place held in custody")
+    held = ApiIntegerField(read_only=True, help_text="Letters of this place held in custody")
 
     class Meta:
         model = DeadPlace
@@ -50,7 +50,7 @@ class KeepSerializer(serializers.Serializer):
 
 class CaptureSerializer(serializers.Serializer):
     reason = serializers.CharField(help_text="Why the letters are taken into custody (audited)")
-    limit = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+    limit = ApiIntegerField(required=False, allow_null=True, min_value=1,
                                      help_text="Take at most this many messages")
 
 

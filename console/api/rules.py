@@ -14,6 +14,7 @@ from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.models import Rule
+from console.services.parsing import ApiIntegerField
 from console.services.rules import (
     ACTIONS,
     MAX_NUMBER,
@@ -56,7 +57,7 @@ class RuleInputSerializer(serializers.Serializer):
     takes any of them). ``match`` and ``action`` are checked by console.services.rules."""
 
     name = serializers.CharField(max_length=100, required=False)
-    position = serializers.IntegerField(required=False, min_value=-MAX_NUMBER, max_value=MAX_NUMBER)
+    position = ApiIntegerField(required=False, min_value=-MAX_NUMBER, max_value=MAX_NUMBER)
     enabled = serializers.BooleanField(required=False)
     scope = serializers.JSONField(required=False)
     match = serializers.JSONField(required=False)
@@ -73,7 +74,7 @@ class RefusedSerializer(MaskedSerializer):
                                                             "not_permitted, out_of_scope, target_refused, "
                                                             "broker_unreachable")
     reason = serializers.CharField(help_text="Why, in words")
-    count = serializers.IntegerField(help_text="How many letters")
+    count = ApiIntegerField(help_text="How many letters")
 
 
 class DryRunSerializer(MaskedSerializer):
@@ -82,12 +83,12 @@ class DryRunSerializer(MaskedSerializer):
 
     #: Action names as keys: made by code.
     safe_fields = ("by_action", "would_run")
-    matched = serializers.IntegerField(help_text="Held letters it would act on now")
-    by_action = serializers.DictField(child=serializers.IntegerField(), help_text="How many per action")
-    would_run = serializers.DictField(child=serializers.IntegerField(),
+    matched = ApiIntegerField(help_text="Held letters it would act on now")
+    by_action = serializers.DictField(child=ApiIntegerField(), help_text="How many per action")
+    would_run = serializers.DictField(child=ApiIntegerField(),
                                       help_text="How many per action would run (the rest are refused)")
     refused = RefusedSerializer(many=True, help_text="What would be refused, per action and reason")
-    sample = serializers.ListField(child=serializers.IntegerField(), help_text="Some of their letter ids")
+    sample = serializers.ListField(child=ApiIntegerField(), help_text="Some of their letter ids")
 
 
 def _rules(user) -> QuerySet:

@@ -17,7 +17,7 @@ from console.api.filter_schema import parameters_of
 from console.api.letters import LetterSerializer
 from console.models import DeadLetter, Origin
 from console.services.filtersets import OriginFilterSet
-from console.services.parsing import parsed
+from console.services.parsing import ApiIntegerField, parsed
 from console.services.policy import effective_policies
 from console.services.safeguards import do_close_breaker, do_release
 
@@ -29,8 +29,8 @@ class ReasonSerializer(serializers.Serializer):
 class StreakSerializer(MaskedSerializer):
     exception = serializers.CharField(source="streak_exception",
                                       help_text="Exception type of the latest letters in a row")
-    same = serializers.IntegerField(source="streak_same", help_text="Letters in a row with that exception")
-    any = serializers.IntegerField(source="streak_any", help_text="Letters in a row with any exception")
+    same = ApiIntegerField(source="streak_same", help_text="Letters in a row with that exception")
+    any = ApiIntegerField(source="streak_any", help_text="Letters in a row with any exception")
     last_arrival_at = serializers.DateTimeField(allow_null=True)
 
 

@@ -6,7 +6,19 @@ from rest_framework.permissions import IsAuthenticated
 
 from console.access.api import RolePermission
 from console.api import (
-    admin, analytics, approvals, audit, brokers, edit_replay, groups, jobs, letters, notifications, places, rules, safeguards,
+    admin,
+    analytics,
+    approvals,
+    audit,
+    brokers,
+    edit_replay,
+    groups,
+    jobs,
+    letters,
+    notifications,
+    places,
+    rules,
+    safeguards,
 )
 
 # drf-spectacular serves its schema to anyone unless told otherwise.

@@ -25,6 +25,7 @@ from django import forms
 from django.core.validators import ProhibitNullCharactersValidator
 from django.db import DataError, OperationalError, connection, transaction
 from django.utils.dateparse import parse_date, parse_datetime
+from rest_framework import serializers
 
 from console.refusals import Refusal
 
@@ -94,6 +95,17 @@ class IntegerField(forms.IntegerField):
         if isinstance(value, str) and value.strip() and not re.fullmatch(r"-?[0-9]+", value.strip()):
             raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
         return super().to_python(value)
+
+
+class ApiIntegerField(serializers.IntegerField):
+    """DRF's IntegerField for the API's JSON, reading a string only when it is ASCII digits (and a
+    minus, and the ``.0`` DRF allows): DRF's reads '٣' and '²'... through ``int()``, which
+    takes every script's digits. A JSON number is read as DRF reads it."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not re.fullmatch(r"\s*-?[0-9]+(\.0*)?\s*", data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 class TextField(forms.CharField):
