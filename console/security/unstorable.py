@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 
-from django.http import HttpResponse, JsonResponse, QueryDict
-from django.shortcuts import render
-from django.utils.html import escape
+from django.http import QueryDict
 
-from console.services.parsing import unstorable_text
+from console.services.parsing import InputRefused, unstorable_text
+from console.web.refusals import refused
 
 #: Bodies of these types are forms, parsed into request.POST.
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -58,9 +57,4 @@ class UnstorableInputMiddleware:
         problem = _problem(request)
         if not problem:
             return self.get_response(request)
-        why = f"Refused: {problem}."
-        if request.path_info.startswith("/api/"):
-            return JsonResponse({"detail": why}, status=400)
-        if getattr(request, "htmx", False):
-            return HttpResponse(f'<p class="error" role="alert">{escape(why)}</p>', status=400)
-        return render(request, "web/refused.html", {"why": why}, status=400)
+        return refused(request, f"Refused: {problem}.", InputRefused.status)

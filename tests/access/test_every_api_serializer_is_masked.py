@@ -8,29 +8,21 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
-from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import force_instance
 from rest_framework import serializers
 
-from console.access.masking import MaskedSerializerMixin, MaskingJSONRenderer, is_safe_field
+from console.access.masking import (
+    MaskedSerializerMixin,
+    MaskingJSONRenderer,
+    is_safe_field,
+)
+from tests.schema_walk import serializers_in_schema
 
 
 @pytest.fixture
-def answered_with(monkeypatch) -> set[type]:
+def answered_with() -> set[type]:
     """The serializer classes the schema says the API answers with."""
-    seen: set[type] = set()
-    resolve = AutoSchema.resolve_serializer
-
-    def recording(self, serializer, direction, bypass_extensions=False):
-        if direction == "response":
-            instance = force_instance(serializer)
-            seen.add(type(instance.child if isinstance(instance, serializers.ListSerializer) else instance))
-        return resolve(self, serializer, direction, bypass_extensions)
-
-    monkeypatch.setattr(AutoSchema, "resolve_serializer", recording)
-    SchemaGenerator().get_schema(request=None, public=True)
-    return seen
+    return serializers_in_schema("response")
 
 
 def test_the_walk_finds_the_answers(answered_with):

@@ -6,32 +6,13 @@ as before; '٣' and '²' are a 400 naming the field."""
 from __future__ import annotations
 
 import pytest
-from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import force_instance
 from rest_framework import serializers
 
 from console.services.parsing import ApiIntegerField
+from tests.schema_walk import serializers_in_schema
 
 pytestmark = pytest.mark.django_db
-
-
-def _requests_read() -> set[type]:
-    seen: set[type] = set()
-    resolve = AutoSchema.resolve_serializer
-
-    def recording(self, serializer, direction, bypass_extensions=False):
-        if direction == "request":
-            instance = force_instance(serializer)
-            seen.add(type(instance.child if isinstance(instance, serializers.ListSerializer) else instance))
-        return resolve(self, serializer, direction, bypass_extensions)
-
-    AutoSchema.resolve_serializer = recording
-    try:
-        SchemaGenerator().get_schema(request=None, public=True)
-    finally:
-        AutoSchema.resolve_serializer = resolve
-    return seen
 
 
 def _integer_fields(serializer) -> list[tuple[str, object]]:
@@ -46,7 +27,7 @@ def _integer_fields(serializer) -> list[tuple[str, object]]:
 
 
 def test_every_integer_the_api_reads_is_ascii_only():
-    read = _requests_read()
+    read = serializers_in_schema("request")
     assert {"RuleInputSerializer", "JobCreateSerializer"} & {cls.__name__ for cls in read}
     loose = [f"{cls.__name__}.{name}" for cls in read for name, field in _integer_fields(force_instance(cls))
              if not isinstance(field, ApiIntegerField)]
