@@ -35,6 +35,12 @@ class MomentField(forms.DateTimeField):
         return moment.astimezone(dt_timezone.utc)
 
 
+#: The prefix of a letter filter's hidden copy inside an action's form (the place's page writes
+#: it, the action's preview reads it back): "reason" means the failure reason in the filter and
+#: the operator's reason in the action.
+FILTER_PREFIX = "filter"
+
+
 class LetterFilterForm(forms.Form):
     """The filters of a place's letters; they live in the query string.
 

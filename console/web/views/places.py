@@ -16,12 +16,8 @@ from console.services.samples import place_trend
 from console.services.selection import SelectionError, visible_matches
 from console.web.action_forms import ShovelForm
 from console.web.charts import Chart, Series, line_chart
-from console.web.forms import LetterFilterForm
+from console.web.forms import FILTER_PREFIX, LetterFilterForm
 from console.web.paging import page_after, page_key
-
-#: The filter's hidden copy inside the action form is prefixed, since "reason" means the
-#: failure reason in the filter and the operator's reason in the action.
-FILTER_PREFIX = "filter"
 
 
 CAPABILITY_LABELS = {
