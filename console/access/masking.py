@@ -28,7 +28,8 @@ from rest_framework import relations, serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.serializer_helpers import ReturnDict, ReturnList
 
-from console.access.redaction import Redactor, for_user
+from console.access.redaction_policy import for_everyone, for_user
+from console.access.redactor import Redactor
 
 _request: contextvars.ContextVar = contextvars.ContextVar("dlo_reader_request", default=None)
 _CACHE = "_dlo_redactor"
@@ -58,7 +59,7 @@ def redactor_for_request(request) -> Redactor | None:
     cached = getattr(http, _CACHE, None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    redactor = for_user(user) if user is not None else Redactor.current()
+    redactor = for_user(user) if user is not None else for_everyone()
     setattr(http, _CACHE, (key, redactor))
     return redactor
 
@@ -66,7 +67,7 @@ def redactor_for_request(request) -> Redactor | None:
 def current_redactor() -> Redactor | None:
     """The redactor of the request being answered; outside a request, every rule applies."""
     request = _request.get()
-    return Redactor.current() if request is None else redactor_for_request(request)
+    return for_everyone() if request is None else redactor_for_request(request)
 
 
 # -- the API -------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ rule matches); headers and properties hide the values of the headers named by ru
 from __future__ import annotations
 
 from console.access.masking import MaskedSerializerMixin
-from console.access.redaction import PREVIEW_SOURCE_BYTES, Redactor, masked_preview
+from console.access.redactor import PREVIEW_SOURCE_BYTES, Redactor, masked_preview
 
 #: Fields RedactedLetterMixin masks itself (the base leaves them to it); ``audit`` comes from
 #: AuditEventSerializer, masked with the same context.

@@ -34,7 +34,7 @@ from django.utils.functional import Promise
 from django.utils.safestring import SafeData, mark_safe
 
 from console.access.masking import current_redactor
-from console.access.redaction import MASK, Redactor
+from console.access.redactor import MASK, Redactor
 
 _PASSED = (bool, type(None), datetime.date, datetime.time, datetime.timedelta, SafeData)
 

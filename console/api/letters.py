@@ -15,7 +15,7 @@ from rest_framework import generics, serializers
 from rest_framework.exceptions import ParseError
 
 from console.access.masking import MaskedSerializer, redactor_for_request
-from console.access.redaction import PREVIEW_SOURCE_BYTES
+from console.access.redactor import PREVIEW_SOURCE_BYTES
 from console.access.scope import visible
 from console.access.serializers import RedactedLetterMixin
 from console.api.audit import AuditEventSerializer

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.masking import MaskedModelSerializer, MaskedSerializer
-from console.access.redaction import mask_origins
+from console.access.redaction_policy import mask_origins
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.filter_schema import parameters_of

@@ -1,5 +1,6 @@
 """Redaction rules: what of a letter's body and headers is masked for viewers and in exports
-(applied by console.access.redaction, changed through console.services.redaction)."""
+(masked by console.access.redactor for whom console.access.redaction_policy says, changed through
+console.services.redaction)."""
 
 from __future__ import annotations
 

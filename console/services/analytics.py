@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from console.access.redaction import for_user, mask_envelopes
+from console.access.redaction_policy import for_user, mask_envelopes
 from console.access.scope import scope_of
 from console.models import ArrivalCell, Broker, BusyName, FailureGroupHistory, OutcomeStat
 

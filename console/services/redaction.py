@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from console.access.redaction import RuleError, compile_rule
+from console.access.redactor import RuleError, compile_rule
 from console.models import RedactionRule
 from console.services import audit
 from console.services.audit import Actor

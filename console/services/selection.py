@@ -12,7 +12,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from console.access.redaction import MASK, Redactor, for_user
+from console.access.redaction_policy import for_user
+from console.access.redactor import MASK, Redactor
 from console.access.scope import visible
 from console.models import DeadLetter
 from console.refusals import Refusal

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from console.access.redaction import MASK, Redactor, RuleError, compile_rule
+from console.access.redactor import MASK, Redactor, RuleError, compile_rule
 
 
 def _masked(rules, body: dict) -> dict:

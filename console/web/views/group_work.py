@@ -9,7 +9,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction import mask_envelopes
+from console.access.redaction_policy import mask_envelopes
 from console.access.scope import visible
 from console.models import DeadLetter, GroupTriage
 from console.services.group_work import GroupError, do_add_note, do_update_group, notes, timeline

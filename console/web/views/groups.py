@@ -8,7 +8,7 @@ from datetime import timezone as dt_timezone
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 
-from console.access.redaction import mask_envelopes
+from console.access.redaction_policy import mask_envelopes
 from console.access.scope import scope_of, visible
 from console.models import DeadPlace, FailureGroupHistory, GroupTriage, LetterState
 from console.services.filtersets import ANY_STATE, group_query

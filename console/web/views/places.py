@@ -7,7 +7,7 @@ from django.db.models import BinaryField
 from django.db.models.functions import Substr
 from django.shortcuts import get_object_or_404, render
 
-from console.access.redaction import mask_envelopes, mask_previews
+from console.access.redaction_policy import mask_envelopes, mask_previews
 from console.access.scope import visible
 from console.brokers import adapter_class
 from console.brokers.values import PREVIEW_CHARS, body_preview

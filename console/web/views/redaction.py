@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction import RuleError
+from console.access.redactor import RuleError
 from console.models import RedactionRule
 from console.services.parsing import ascii_whole_number
 from console.services.redaction import do_delete_redaction_rule, do_set_redaction_rule

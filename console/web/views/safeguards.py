@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction import mask_origins
+from console.access.redaction_policy import mask_origins
 from console.access.scope import visible
 from console.models import DeadLetter, Origin
 from console.services.policy import effective_policies

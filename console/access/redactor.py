@@ -1,22 +1,13 @@
-"""Masking letter content with the redaction rules (console.models.RedactionRule).
+"""The masking engine: the redaction rules (console.models.RedactionRule), compiled, and how they
+find and mask values in text, JSON, headers and tagged values. Who is shown what masked is
+console.access.redaction_policy's.
 
-Who sees what: viewers see bodies, headers, previews and audit details masked; operators and
-admins (the ``see_unredacted`` permission) see them as they are on the pages and the API, since
-they triage them; exports are masked for everyone. The Parquet lake of console.pipeline is
-not masked (it is an archive for the operators of the console, not an export).
-
-Rules: JSON paths apply to bodies that parse as JSON (and to JSON held in header values and
-audit details; in text that is not whole JSON, such as an edit's body diff, to every value of
-the field the path ends with), header names to headers and properties (and to keys of audit
-details), regular expressions to every text that is left, after decoding: bytes, numbers and
-JSON escapes are masked as the text a reader is shown. A body that is not text (binary) cannot
-be masked reliably, so a viewer does not see it at all.
-
-What is masked: bodies, headers, properties, previews, the envelope's exception texts and
-details (letter page, API, failure groups live and from history), audit events' typed texts
-and details, jobs' typed texts and logs (job pages, approvals, API). Filters on masked content are confirmed
-against it (console.services.selection.visible_matches), so a search never finds a letter by
-what its mask hides.
+Rules: JSON paths apply to bodies that parse as JSON (and to JSON held in
+header values and audit details; in text that is not whole JSON, such as an edit's body diff, to
+every value of the field the path ends with), header names to headers and properties (and to
+keys of audit details), regular expressions to every text that is left, after decoding: bytes,
+numbers and JSON escapes are masked as the text a reader is shown. A body that is not text
+(binary) cannot be masked reliably, so a masked reader does not see it at all.
 """
 
 from __future__ import annotations
@@ -28,7 +19,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from console.access.roles import SEE_UNREDACTED, has
 from console.brokers import bounded_json
 from console.brokers.values import body_preview
 from console.refusals import Refusal
@@ -131,12 +121,6 @@ class Redactor:
         self.field_patterns = [None if name is None else re.compile(r'"' + re.escape(name) + r'"\s*:\s*')
                                for name in _field_names(self.paths)]
 
-    @classmethod
-    def current(cls) -> Redactor:
-        from console.models import RedactionRule
-
-        return cls(RedactionRule.objects.filter(enabled=True).values_list("kind", "pattern"))
-
     def text(self, value: str) -> str:
         """``value`` with every match of the regular expressions masked (no parsing)."""
         for regex in self.regexes:
@@ -186,27 +170,6 @@ class Redactor:
             return None
         return self.string(text).encode("utf-8")
 
-    def envelope(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """``fields`` (a letter's, a failure group's) with the envelope's texts masked: the
-        exception's type, message and stack and the envelope details are copied from headers
-        that frameworks write, so they hold whatever the message held."""
-        return self._named(fields, ENVELOPE_FIELDS)
-
-    def job_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """A job's typed texts (reason, ticket, target, filter, log, error) masked: an operator
-        may type or filter on a card number, and a log line may quote a broker's answer."""
-        return self._named(fields, JOB_FIELDS)
-
-    def _named(self, fields: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-        """A copy of ``fields`` with those of these names masked."""
-        return {name: self.value(value) if name in names else value for name, value in fields.items()}
-
-    def event_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """An audit event's row (API, exports) with the texts people typed and its details
-        masked (every rule kind: an edit's body diff gets the JSON-path rules by field name,
-        see :meth:`string`)."""
-        return self._named(row, AUDIT_FIELDS)
-
     def _tagged(self, tag: str, inner: str) -> Any:
         errors = _BASE64_TEXT.get(tag)
         if errors is None:  # $decimal, $float, $ts: shown as their text, so masked as it
@@ -235,16 +198,6 @@ class Redactor:
         return text
 
 
-#: Envelope fields that come from the message (frameworks' exception headers, x-death...),
-#: with their names in a failure group's history row (sample message, consumers, hosts).
-ENVELOPE_FIELDS = ("exception_type", "exception_message", "exception_stack", "envelope_details",
-                   "sample_message", "consumers", "hosts")
-#: Audit event fields a person typed or an action wrote from content.
-AUDIT_FIELDS = ("reason", "ticket", "target", "outcome", "details")
-#: Origin fields copied from its letters' exception types (its breaker's streak and why it opened).
-ORIGIN_FIELDS = ("streak_exception", "breaker_reason")
-#: Job fields a person typed or a run wrote.
-JOB_FIELDS = ("reason", "ticket", "target", "params", "selection", "log", "error", "pause_reason")
 _TEXT_TAGS = ("$bytes", "$str", "$decimal", "$float", "$ts")
 #: Tags holding base64, masked as the text they decode to, with the codec error handler that
 #: gives back the exact bytes: bytes that are not UTF-8 are masked too (a card number in ASCII
@@ -327,34 +280,6 @@ def _value_end(text: str, start: int) -> int:
     return _SCALAR.match(text, start).end()
 
 
-def for_user(user) -> Redactor | None:
-    """The redactor for what ``user`` is shown, or None when they may see content unmasked."""
-    return None if has(user, SEE_UNREDACTED) else Redactor.current()
-
-
-def for_export() -> Redactor:
-    """Exports are masked whoever asks for them."""
-    return Redactor.current()
-
-
-def mask_previews(user, letters: list) -> None:
-    """Replace the ``preview`` of each listed letter by one made from its masked body, for a user
-    who may not see content unmasked (one query for the whole list)."""
-    redactor = for_user(user)
-    if redactor is None or not letters:
-        return
-    from django.db.models import BinaryField
-    from django.db.models.functions import Substr
-
-    from console.models import DeadLetter
-
-    heads = dict(DeadLetter.objects.filter(id__in=[letter.pk for letter in letters])
-                 .annotate(head=Substr("body", 1, PREVIEW_SOURCE_BYTES, output_field=BinaryField()))
-                 .values_list("id", "head"))
-    for letter in letters:
-        letter.preview = masked_preview(redactor, bytes(heads.get(letter.pk) or b""), letter.body_size)
-
-
 def masked_preview(redactor: Redactor, head: bytes, size: int) -> str:
     """A one-line preview of a masked body; a body too large to mask whole is not previewed."""
     if size > len(head):
@@ -363,65 +288,3 @@ def masked_preview(redactor: Redactor, head: bytes, size: int) -> str:
     if masked is None:
         return f"(binary, {size} bytes, hidden)"
     return body_preview(masked, len(masked))
-
-
-def mask_events(user, events: Iterable) -> list:
-    """Audit events with their details masked for a user who may not see content unmasked."""
-    events = list(events)
-    redactor = for_user(user)
-    if redactor is not None:
-        _mask_fields(events, AUDIT_FIELDS, redactor)
-    return events
-
-
-def _mask_fields(items: Iterable, names: tuple[str, ...], redactor: Redactor) -> None:
-    """Mask the named fields of each item in place, whether it is a dict or an object."""
-    for item in items:
-        if isinstance(item, dict):
-            item.update({n: redactor.value(item[n]) for n in names if n in item})
-        else:
-            for name in names:
-                if hasattr(item, name):
-                    setattr(item, name, redactor.value(getattr(item, name)))
-
-
-def mask_envelopes(user, items: Iterable) -> None:
-    """Mask in place the envelope texts (exception type, message, stack, details, a group's
-    sample message) of letters, failure groups or their rows, for a user who may not see content
-    unmasked. The one door for envelopes on the pages; the API uses :meth:`Redactor.envelope`."""
-    redactor = for_user(user)
-    if redactor is not None:
-        _mask_fields(items, ENVELOPE_FIELDS, redactor)
-
-
-def mask_origins(user, origins: Iterable) -> None:
-    """Mask in place an origin's streak exception and breaker reason (exception types, as a
-    letter's envelope), for a user who may not see content unmasked: pages and API alike."""
-    redactor = for_user(user)
-    if redactor is not None:
-        _mask_fields(origins, ORIGIN_FIELDS, redactor)
-
-
-def mask_jobs(user, jobs: Iterable) -> None:
-    """Mask in place the typed texts and log of jobs, for a user who may not see content unmasked."""
-    redactor = for_user(user)
-    if redactor is not None:
-        _mask_fields(jobs, JOB_FIELDS, redactor)
-
-
-class ShownContent:
-    """A letter's headers, properties, body and envelope texts as a user may see them (``body``
-    None: hidden; ``envelope``: the ENVELOPE_FIELDS a letter has, by name)."""
-
-    def __init__(self, user, letter) -> None:
-        redactor = for_user(user)
-        self.masked = redactor is not None
-        envelope = {name: getattr(letter, name) for name in ENVELOPE_FIELDS if hasattr(letter, name)}
-        if redactor is None:
-            self.headers, self.properties, self.body = letter.headers, letter.properties, letter.body_bytes
-            self.envelope = envelope
-        else:
-            self.headers = redactor.value(letter.headers)
-            self.properties = redactor.value(letter.properties)
-            self.body = redactor.body(letter.body_bytes)
-            self.envelope = redactor.envelope(envelope)
