@@ -1,7 +1,9 @@
-"""Encryption at rest for broker credentials (Fernet, with key rotation).
+"""Encryption at rest for credentials (Fernet, with key rotation): a broker's password, a
+notification channel's secret and the credentials in its target.
 
 Keys come from ``FIELD_ENCRYPTION_KEY`` (comma separated, first one encrypts) or its
-``_FILE`` twin; without one, a key is derived from ``SECRET_KEY``.
+``_FILE`` twin; without one, a key is derived from ``SECRET_KEY``. A model keeps the token in
+a text field and reads and writes the plain secret through :func:`encrypted_secret`.
 """
 
 from __future__ import annotations
@@ -37,3 +39,18 @@ def decrypt(token: str) -> str:
     except InvalidToken:
         raise ValueError("a stored secret cannot be decrypted with the configured keys") from None
 
+
+
+def encrypted_secret(column: str) -> property:
+    """A model's secret kept encrypted in its text field ``column``: reading the property
+    decrypts the token, setting it stores a new token (nothing given stores ""). A property,
+    so Django's ``Model(name=...)`` and ``objects.create(name=...)`` take it as they take a
+    field."""
+
+    def read(instance) -> str:
+        return decrypt(getattr(instance, column))
+
+    def write(instance, plain: str | None) -> None:
+        setattr(instance, column, encrypt(plain or ""))
+
+    return property(read, write, doc=f"The secret kept encrypted in ``{column}``.")

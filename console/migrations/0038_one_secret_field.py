@@ -1,4 +1,6 @@
-"""Placeholder, reserved for one encrypted-secret field (issue 30): its owner replaces the operations."""
+"""One encrypted-secret field (issue 30): no column changes. A broker's password and a channel's
+secret and target credentials are read and written through console.secrets.encrypted_secret, a
+property over the same text columns, so the tokens already stored are read as before."""
 
 from django.db import migrations
 

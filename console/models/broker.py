@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.db import models
 
-from console import secrets
 from console.brokers import BrokerConfig
 from console.brokers.registry import KINDS
+from console.secrets import encrypted_secret
 
 
 def broker_kinds() -> list[tuple[str, str]]:
@@ -39,13 +39,7 @@ class Broker(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    @property
-    def password(self) -> str:
-        return secrets.decrypt(self.password_encrypted)
-
-    @password.setter
-    def password(self, value: str) -> None:
-        self.password_encrypted = secrets.encrypt(value)
+    password = encrypted_secret("password_encrypted")
 
     @property
     def has_password(self) -> bool:

@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from console import secrets
 from console.channel_targets import split_target
+from console.secrets import encrypted_secret
 
 
 class Channel(models.Model):
@@ -40,24 +40,21 @@ class Channel(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    @property
-    def secret(self) -> str:
-        return secrets.decrypt(self.secret_encrypted)
-
-    @secret.setter
-    def secret(self, value: str) -> None:
-        self.secret_encrypted = secrets.encrypt(value or "")
+    secret = encrypted_secret("secret_encrypted")
+    #: The whole target when it carries credentials, else "": set by ``set_target``, read by
+    #: ``delivery_target`` alone (private, so no template can show it).
+    _target_credentials = encrypted_secret("target_credentials_encrypted")
 
     def set_target(self, target: str) -> None:
         """Keep ``target``: its shown form in ``target``, the whole of it encrypted when it
         carries credentials."""
         self.target, hidden = split_target(target)
-        self.target_credentials_encrypted = secrets.encrypt(target) if hidden else ""
+        self._target_credentials = target if hidden else ""
 
     @property
     def delivery_target(self) -> str:
         """The whole target, credentials included: for sending, never for showing."""
-        return secrets.decrypt(self.target_credentials_encrypted) or self.target
+        return self._target_credentials or self.target
 
     @property
     def target_has_credentials(self) -> bool:
