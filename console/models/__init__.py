@@ -7,7 +7,7 @@ from console.models.group_work import GroupNote, GroupTriage
 from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
-from console.models.letter import DeadLetter, GroupCount, LetterSearch, LetterState, PendingAck
+from console.models.letter import DeadLetter, GroupCount, LetterDocument, LetterSearch, LetterState, PendingAck
 from console.models.notify import Channel, Delivery, Subscription
 from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
@@ -18,5 +18,5 @@ from console.models.rule import LetterHandling, Rule, RuleInbox, RuleVersion
 __all__ = [
     "ArrivalCell", "AuditEvent", "AuditEventPlace", "Broker", "BusyName", "Channel", "Delivery", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
-    "LakeWatermark", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleInbox", "RuleVersion", "Subscription",
+    "LakeWatermark", "LetterDocument", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleInbox", "RuleVersion", "Subscription",
 ]

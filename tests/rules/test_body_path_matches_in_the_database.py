@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from console.brokers import bounded_json
-from console.models import DeadLetter, Rule
+from console.models import DeadLetter, LetterDocument, LetterSearch, Rule
 from console.services.rules import matching, path_steps
+from console.services.search_rows import fill_search_rows, written_later
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
@@ -39,13 +40,20 @@ def python_at_path(body: bytes, steps: list[str | int], wanted: Any) -> bool:
     return value == wanted or (isinstance(wanted, str) and not isinstance(value, (dict, list)) and str(value) == wanted)
 
 
-@pytest.fixture
-def letter(memory_broker):
-    return store_letter(memory_place(memory_broker), b"{}")
+@pytest.fixture(params=["document", "body"])
+def letter(request, memory_broker):
+    """A letter whose body path is read from its stored document (LetterDocument), or from its
+    body, as for a capture's letter before its search rows are filled."""
+    letter = store_letter(memory_place(memory_broker), b"{}")
+    letter.read_from = request.param
+    return letter
 
 
 def database_says(letter, body: bytes, path: str, wanted: Any) -> bool:
     DeadLetter.objects.filter(pk=letter.pk).update(body=body, body_size=len(body))
+    if letter.read_from == "body":
+        LetterSearch.objects.filter(letter_id=letter.pk).update(pending=True)
+        LetterDocument.objects.filter(letter_id=letter.pk).delete()
     rule = Rule(name="probe", match={"body_path": {"path": path, "value": wanted}})
     return matching(rule, DeadLetter.objects.filter(pk=letter.pk)) == [letter.pk]
 
@@ -136,13 +144,13 @@ def test_the_database_matches_a_body_path_as_python_did(letter, document, data):
     (b'\xef\xbb\xbf{"k": "bom"}', "$.k", "bom", True),
     (b'  \n{"k": "\\u00e9t\\u00e9"}', "$.k", "\u00e9t\u00e9", True),
     (b'{"k": "say \\"hi\\""}', "$.k", 'say "hi"', True),
+    (b'{"n": 1.23e2}', "$.n", 123, True),  # an int written with an exponent (0035 missed it)
 ])
 def test_named_cases_agree(letter, body, path, wanted, matches):
     assert agree(letter, body, path, wanted) is matches
 
 
 @pytest.mark.parametrize("body, path, wanted, python, database", [
-    (b'{"n": 1.23e2}', "$.n", 123, True, False),  # an int is found written with its digits
     (b'{"n": 1e3, "m": "1000"}', "$.n", "1000", False, True),  # jsonb reads 1e3 as the whole number 1000
     (b'{"n": -0.0}', "$.n", "-0.0", True, False),
     (b'{"n": 0.10000000000000001}', "$.n", 0.1, True, False),  # numbers by their decimal value
@@ -192,3 +200,28 @@ def test_matching_reads_no_body_into_python(letter, memory_broker):
     assert len(reads) == 1
     selected = reads[0].split(" FROM ")[0]
     assert '"body"' not in selected, selected
+
+
+def test_a_captures_letters_match_before_and_after_their_documents_are_written(memory_broker):
+    """A capture writes placeholders (console.services.search_rows): its letters have no stored
+    document until the fill, and a body path reads their bodies meanwhile; the fill writes the
+    documents, and an edit of a body writes its document again."""
+    place = memory_place(memory_broker)
+    rule = Rule(name="chf", match={"body_path": {"path": "$.amount.currency", "value": "CHF"}})
+    with written_later():
+        letters = [store_letter(place, json.dumps({"amount": {"currency": currency}}).encode())
+                   for currency in ("CHF", "EUR", "CHF")]
+    ids = [letter.pk for letter in letters]
+    assert not LetterDocument.objects.filter(letter_id__in=ids).exists()
+    assert matching(rule, DeadLetter.objects.all()) == [ids[0], ids[2]]
+
+    assert fill_search_rows() == 3
+    assert dict(LetterDocument.objects.filter(letter_id__in=ids).values_list("letter_id", "document")) == {
+        ids[0]: {"amount": {"currency": "CHF"}}, ids[1]: {"amount": {"currency": "EUR"}},
+        ids[2]: {"amount": {"currency": "CHF"}}}
+    assert matching(rule, DeadLetter.objects.all()) == [ids[0], ids[2]]
+
+    DeadLetter.objects.filter(pk=ids[1]).update(body=b'{"amount": {"currency": "CHF"}}')
+    DeadLetter.objects.filter(pk=ids[2]).update(body=b"not json")
+    assert LetterDocument.objects.get(letter_id=ids[2]).document is None
+    assert matching(rule, DeadLetter.objects.all()) == [ids[0], ids[1]]

@@ -4,7 +4,9 @@ person, not in a rule's unfinished job)."""
 from __future__ import annotations
 
 import json
+import math
 import operator
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -25,8 +27,7 @@ from django.db.models import (
 from django.utils import timezone
 
 from console.models import DeadLetter, LetterState, Rule
-from console.models.letter import LetterSearch
-from console.services.letter_filters import escaped
+from console.models.letter import LetterDocument, LetterSearch
 from console.services.rules.spec import path_steps
 from console.services.selection import filter_letters
 
@@ -57,7 +58,7 @@ def _without_jit() -> Iterator[None]:
 
 def matches(rule: Rule, letters: QuerySet) -> QuerySet:
     """``letters`` (in the rule's scope) that its ``match`` takes: one query, every match kind
-    evaluated by PostgreSQL, the body path included (:class:`BodyPathMatches`)."""
+    evaluated by PostgreSQL, the body path included (:func:`body_path_condition`)."""
     match = rule.match or {}
     qs = in_rule_scope(rule, letters)
     if "origin" in match:
@@ -135,89 +136,98 @@ def rule_condition(rule: Rule) -> Q:
 
 
 def body_path_condition(path: str, wanted: Any) -> Q:
-    """Letters whose body holds ``wanted`` at ``path`` (:class:`BodyPathMatches`). When a match
-    must show an int's digits (three or more: _needle), the trigram index of the letters' search
-    text (LetterSearch, as the ``q`` filter uses it) first narrows the letters to those that may
-    hold them, and a body longer than the search text keeps (``partial``) stays a candidate: at
-    a million letters a dry run then reads a few bodies, not every one (1.2 s to 21 ms for an
-    order number). A string may be written with escapes (``\\u00e9``), which the search text does
-    not undo, so strings are matched by the body itself (2.5 s at a million for a rare value; a
-    common one, matched by many letters, is parsed in each of them)."""
-    condition = Q(BodyPathMatches(path_steps(path), wanted))
-    needle = _needle(wanted)
-    if needle is None or not isinstance(wanted, int) or len(needle) < TRIGRAM:
-        return condition
-    may_hold = Q(text__contains=escaped(needle)) | Q(partial=True)
-    return Q(Exists(LetterSearch.objects.filter(may_hold, letter_id=OuterRef("pk")))) & condition
+    """Letters whose body holds ``wanted`` at ``path`` (the equality of :class:`ValueAtPath`).
+
+    Read from each letter's stored document (LetterDocument, migration 0036): its GIN index
+    finds the documents that contain a value equal to ``wanted`` at the path (:func:`_contains`),
+    and the match is decided on those documents, no body parsed. A letter a capture has just
+    written has no document until its search rows are filled (a ``pending`` search row); its
+    body is read instead, as migration 0035 read every body."""
+    steps = path_steps(path)
+    in_documents = LetterDocument.objects.filter(ValueAtPath(steps, wanted, column="document"), letter_id=OuterRef("pk"))
+    contains = _contains(steps, wanted)
+    if contains is not None:
+        in_documents = in_documents.filter(contains)
+    not_yet = LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=True)
+    return Q(Exists(in_documents)) | (Q(Exists(not_yet)) & Q(ValueAtPath(steps, wanted, column="body")))
 
 
-#: The shortest needle the trigram index narrows by (pg_trgm reads three characters at a time).
-TRIGRAM = 3
+def _contains(steps: list[str | int], wanted: Any) -> Q | None:
+    """Documents holding, at ``steps``, a value that may equal ``wanted`` as rules compare
+    (:func:`_equal_values`), by containment, which the GIN index answers; None when the path has
+    an index (``items[0]``: a list or an object's key "0", which containment cannot say as one)
+    or no value can be named."""
+    values = _equal_values(wanted)
+    if not values or any(isinstance(step, int) for step in steps):
+        return None
+    documents = []
+    for value in values:
+        for key in reversed(steps):
+            value = {key: value}
+        documents.append(Q(document__contains=value))
+    return reduce(operator.or_, documents)
 
 
-class BodyPathMatches(Expression):
-    """Whether a letter's body, read as JSON, holds ``wanted`` at ``steps`` (path_steps()), with
-    the equality rules have always had: ``value == wanted`` as Python compares what json.loads
-    gives (True == 1, 1 == 1.0), or a scalar whose ``str()`` is a wanted string ("5" takes 5,
-    "None" takes null, "True" takes true). PostgreSQL decides (migration 0035's functions); a
-    body that is not JSON, or is JSON too deep or too large for console.brokers.bounded_json,
-    never matches. PostgreSQL's jsonb reads a few documents Python's json reads differently:
-    NaN and Infinity, a \\u0000 or a lone surrogate make a body not JSON; -0.0 is 0.0; 1e3 is the
-    whole number 1000, and an int is found only written with its digits (123, 123.0; see
-    _needle); numbers compare by their decimal value (0.10000000000000001 is not 0.1); lists
-    and objects compare true and 1 as different; bodies in UTF-16 or UTF-32 are not read as JSON.
+#: A JSON number as JSON writes it (what a wanted string equal to a number's str() looks like).
+JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
-    A wanted string that JSON writes without escapes must appear in the body's bytes, or the
-    body must hold an escape: that cheap test spares parsing bodies that cannot match."""
+
+def _equal_values(wanted: Any) -> list[Any] | None:
+    """The JSON values a body may hold where a rule wants ``wanted`` (a superset of what
+    ``console_py_equals`` takes: jsonb compares numbers by value, so 5 stands for 5.0 too):
+    1 and 0 are also true and false, and the other way round; a string is also the number,
+    null, true or false whose ``str()`` it is. None when a float is not finite."""
+    if isinstance(wanted, bool):
+        return [wanted, int(wanted)]
+    if isinstance(wanted, (int, float)):
+        if not math.isfinite(wanted):
+            return None
+        return [wanted, *([bool(wanted)] if wanted in (0, 1) else [])]
+    if isinstance(wanted, str):
+        named = {"None": None, "True": True, "False": False}
+        if wanted in named:
+            return [wanted, named[wanted]]
+        return [wanted, json.loads(wanted)] if JSON_NUMBER.fullmatch(wanted) else [wanted]
+    return [wanted]
+
+
+class ValueAtPath(Expression):
+    """Whether ``source`` (a letter's stored document, or its body read as JSON) holds ``wanted``
+    at ``steps`` (path_steps()), with the equality rules have always had: ``value == wanted``
+    as Python compares what json.loads gives (True == 1, 1 == 1.0), or a scalar whose ``str()``
+    is a wanted string ("5" takes 5, "None" takes null, "True" takes true). PostgreSQL decides
+    (migration 0035's functions); a body that is not JSON, or is JSON too deep or too large for
+    console.brokers.bounded_json, never matches. PostgreSQL's jsonb reads a few documents
+    Python's json reads differently: NaN and Infinity, a \\u0000 or a lone surrogate make a body
+    not JSON; -0.0 is 0.0; 1e3 is the whole number 1000; numbers compare by their decimal
+    value (0.10000000000000001 is not 0.1); lists and objects compare true and 1 as different;
+    bodies in UTF-16 or UTF-32 are not read as JSON. A body is read as ``console_body_json``
+    reads it, which is what the stored document holds, so both sources give the same answer."""
 
     conditional = True
 
-    def __init__(self, steps: list[str | int], wanted: Any) -> None:
+    def __init__(self, steps: list[str | int], wanted: Any, *, column: str) -> None:
         super().__init__(output_field=BooleanField())
-        self.steps, self.wanted, self.body = steps, wanted, F("body")
+        self.steps, self.wanted, self.source = steps, wanted, F(column)
+        self.from_body = column == "body"
 
     def get_source_expressions(self):
-        return [self.body]
+        return [self.source]
 
     def set_source_expressions(self, exprs):
-        (self.body,) = exprs
+        (self.source,) = exprs
 
     def as_sql(self, compiler, connection):
-        body, body_params = compiler.compile(self.body)
+        source, params = compiler.compile(self.source)
+        document = f"console_body_json({source})" if self.from_body else source
         keys = [str(step) for step in self.steps]
         indexes = [min(step, MAX_INDEX) if isinstance(step, int) else None for step in self.steps]
-        sql = (f"console_py_equals(console_json_at(console_body_json({body}), %s::text[], %s::integer[]), "
-               f"%s::jsonb)")
-        params = [*body_params, keys, indexes, json.dumps(self.wanted)]
-        needle = _needle(self.wanted)
-        if needle is None:
-            return sql, params
-        if isinstance(self.wanted, int):  # digits have no escapes
-            return f"(position(%s::bytea IN {body}) > 0 AND {sql})", [needle, *body_params, *params]
-        return (f"((position(%s::bytea IN {body}) > 0 OR position('\\\\'::bytea IN {body}) > 0) AND {sql})",
-                [needle, *body_params, *body_params, *params])
+        return (f"console_py_equals(console_json_at({document}, %s::text[], %s::integer[]), %s::jsonb)",
+                [*params, keys, indexes, json.dumps(self.wanted)])
 
 
 #: An index past any list's end (PostgreSQL's integer; an 8 MiB document holds fewer items).
 MAX_INDEX = 2**31 - 1
-
-
-def _needle(wanted: Any) -> bytes | None:
-    """Bytes a body must hold to have ``wanted`` at some path: a string JSON writes as it is
-    (unless the body holds a backslash, an escape), an int's digits (as 123 or 123.0; a number
-    in exponent form, 1.23e2, is not found by an int); None when a match need not show
-    ``wanted`` (a float, 0 or 1, which true and false equal, "None", "True", "False")."""
-    if isinstance(wanted, int) and not isinstance(wanted, bool):
-        return str(abs(wanted)).encode() if abs(wanted) > 1 else None
-    if not isinstance(wanted, str) or not wanted or wanted in ("None", "True", "False"):
-        return None
-    if any(char in '"\\' or ord(char) < 0x20 for char in wanted):
-        return None
-    try:
-        float(wanted)
-    except ValueError:
-        return wanted.encode("utf-8", "surrogatepass")
-    return wanted.encode() if wanted.isascii() and wanted.lstrip("-").isdigit() else None
 
 
 def handled_elsewhere() -> Q:
