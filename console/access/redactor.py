@@ -2,7 +2,7 @@
 find and mask values in text, JSON, headers and tagged values. Who is shown what masked is
 console.access.redaction_policy's.
 
-Rules: JSON paths apply to bodies that parse as JSON (and to JSON held in
+Rules: JSON paths (console.json_path) apply to bodies that parse as JSON (and to JSON held in
 header values and audit details; in text that is not whole JSON, such as an edit's body diff, to
 every value of the field the path ends with), header names to headers and properties (and to
 keys of audit details), regular expressions to every text that is left, after decoding: bytes,
@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from console import json_path
 from console.brokers import bounded_json
 from console.brokers.values import body_preview
 from console.refusals import Refusal
@@ -27,56 +28,28 @@ MASK = "***"
 #: A viewer's preview is made from at most this much of the masked body.
 PREVIEW_SOURCE_BYTES = 64 * 1024
 
-_STEP = re.compile(r"\.\.(?P<descend>[\w-]+|\*)|\.(?P<child>[\w-]+|\*)|\[(?P<index>\d+|\*|'[^']*'|\"[^\"]*\")\]")
-
 
 class RuleError(Refusal):
     """A redaction rule's pattern cannot be used."""
 
 
-def parse_json_path(path: str) -> list[tuple[str, Any]]:
-    """Steps of a JSON path: ``$``, ``.name``, ``..name``, ``.*``, ``[n]``, ``[*]``, ``['name']``."""
-    path = path.strip()
-    if not path.startswith("$"):
-        raise RuleError("a JSON path starts with $, e.g. $.card.number or $..email")
-    steps: list[tuple[str, Any]] = []
-    position = 1
-    while position < len(path):
-        match = _STEP.match(path, position)
-        if match is None:
-            raise RuleError(f"cannot read the JSON path from {path[position:]!r}")
-        if match["descend"]:
-            steps.append(("descend", match["descend"]))
-        elif match["child"]:
-            steps.append(("child", match["child"]))
-        else:
-            index = match["index"]
-            if index[0] in "'\"":
-                steps.append(("child", index[1:-1]))
-            else:
-                steps.append(("index", "*" if index == "*" else int(index)))
-        position = match.end()
-    if not steps:
-        raise RuleError("the JSON path $ alone would mask the whole body; name a field")
-    return steps
-
-
-def _masked_at(node: Any, steps: list[tuple[str, Any]]) -> Any:
+def _masked_at(node: Any, steps: list[json_path.Step]) -> Any:
     """``node`` with every value the steps reach replaced by MASK."""
     if not steps:
         return MASK
     (kind, key), rest = steps[0], steps[1:]
-    if kind == "descend":
-        node = _masked_at(node, [("child", key), *rest])
+    if kind == json_path.DESCEND:
+        node = _masked_at(node, [(json_path.CHILD, key), *rest])
         if isinstance(node, dict):
             return {k: _masked_at(v, steps) for k, v in node.items()}
         if isinstance(node, list):
             return [_masked_at(v, steps) for v in node]
         return node
-    if isinstance(node, dict) and (kind == "child" or key == "*"):
-        return {k: (_masked_at(v, rest) if key in ("*", k) else v) for k, v in node.items()}
-    if isinstance(node, list) and (kind == "index" or key == "*"):
-        return [(_masked_at(v, rest) if key in ("*", i) else v) for i, v in enumerate(node)]
+    anything = key == json_path.WILDCARD
+    if isinstance(node, dict) and (kind == json_path.CHILD or anything):
+        return {k: (_masked_at(v, rest) if anything or k == key else v) for k, v in node.items()}
+    if isinstance(node, list) and (kind == json_path.INDEX or anything):
+        return [(_masked_at(v, rest) if anything or i == key else v) for i, v in enumerate(node)]
     return node
 
 
@@ -85,7 +58,10 @@ def compile_rule(kind: str, pattern: str):
     if not pattern.strip():
         raise RuleError("the pattern is empty")
     if kind == "json_path":
-        return parse_json_path(pattern)
+        try:
+            return json_path.steps(pattern)
+        except json_path.PathError as exc:
+            raise RuleError(f"the JSON path {exc}") from None
     if kind == "header":
         return re.compile(fnmatch.translate(pattern.strip().lower()))
     if kind == "regex":
@@ -218,11 +194,12 @@ def _json_in(text: str) -> Any:
         return _NOT_JSON
 
 
-def _field_names(paths: list[list[tuple[str, Any]]]) -> list[str | None]:
+def _field_names(paths: list[list[json_path.Step]]) -> list[str | None]:
     """The last field name of each path (``$.cards[*]`` -> cards), None for a path with none."""
     names: list[str | None] = []
     for steps in paths:
-        named = [key for kind, key in steps if kind in ("child", "descend") and key != "*"]
+        named = [str(key) for kind, key in steps
+                 if kind in (json_path.CHILD, json_path.DESCEND) and key != json_path.WILDCARD]
         names.append(named[-1] if named else None)
     return list(dict.fromkeys(names))
 

@@ -31,9 +31,9 @@ def test_regexes_apply_to_text_bodies_and_header_names_to_headers():
 
 
 @pytest.mark.parametrize("kind, pattern, why", [
-    ("json_path", "card.number", "starts with \\$"),
     ("json_path", "$", "whole body"),
-    ("json_path", "$.card[", "cannot read"),
+    ("json_path", "$.card[", "cannot be read"),
+    ("json_path", "$.card]", "cannot be read"),
     ("regex", "(open", "not a regular expression"),
     ("regex", "x*", "matches empty text"),
     ("header", "  ", "empty"),

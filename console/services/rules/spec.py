@@ -3,9 +3,9 @@ store, regular expressions PostgreSQL can run, ladders within bounds), and said 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from console import json_path
 from console.access.roles import ACT, PURGE
 from console.models import Rule
 from console.refusals import Refusal
@@ -119,28 +119,36 @@ def _pattern(value: Any, name: str) -> str:
 
 def check_patterns(rule: Rule) -> None:
     """RuleError when a regular expression of a saved rule is one PostgreSQL refuses (a rule
-    saved before patterns were checked by PostgreSQL): a dry run says so instead of failing."""
-    for key in ("exception_type", "exception_message"):
-        if isinstance((rule.match or {}).get(key), str):
-            try:
-                _pattern(rule.match[key], f"match.{key}")
-            except RuleError as exc:
-                raise RuleError(f"rule {rule.name!r}: {exc}; change it") from None
+    saved before patterns were checked by PostgreSQL), or its body path one the path syntax
+    cannot read (saved when malformed text was skipped): a dry run says so instead of failing."""
+    match = rule.match or {}
+    try:
+        for key in ("exception_type", "exception_message"):
+            if isinstance(match.get(key), str):
+                _pattern(match[key], f"match.{key}")
+        if isinstance(match.get("body_path"), dict):
+            path_steps(match["body_path"].get("path"))
+    except RuleError as exc:
+        raise RuleError(f"rule {rule.name!r}: {exc}; change it") from None
 
 
 def path_steps(path: Any) -> list[str | int]:
-    """``$.order.items[0].sku`` (or ``order.items.0.sku``) as keys and indexes."""
+    """``$.order.items[0].sku`` (or ``order.items.0.sku``: console.json_path's syntax) as the keys
+    and indexes PostgreSQL walks (migration 0035's ``console_json_at``): an int is an item of a
+    list, else the field of that name (a field named by ASCII digits is an int). A rule reads one
+    place, as rules always have: ``..name`` is read as ``.name``, and ``*`` as a field named *."""
     if not isinstance(path, str) or not path.strip() or len(path) > 500 or unstorable_text(path):
         raise RuleError("match.body_path.path must be a path like $.order.status")
-    text = path.strip()
-    text = text[1:] if text.startswith("$") else text
-    steps: list[str | int] = []
-    for part in re.findall(r"\[([0-9]+)\]|\.?([^.\[\]]+)", text):
-        index, key = part  # ASCII digits are an index ('²'.isdigit() is true, and int() refuses it)
-        steps.append(int(index) if index else (int(key) if key.isascii() and key.isdigit() else key))
-    if not steps:
-        raise RuleError("match.body_path.path names nothing")
-    return steps
+    try:
+        steps = json_path.steps(path)
+    except json_path.PathError as exc:
+        raise RuleError(f"match.body_path.path {exc}") from None
+    return [key if kind == json_path.INDEX else _field(key) for kind, key in steps]
+
+
+def _field(name: str | int) -> str | int:
+    """ASCII digits are an index ('²'.isdigit() is true, and int() refuses it)."""
+    return int(name) if isinstance(name, str) and name.isascii() and name.isdigit() else name
 
 
 def ladder_length(action: dict) -> int:
