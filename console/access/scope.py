@@ -18,7 +18,7 @@ could see when writing it (GroupNote.places), and a reader sees the note only wh
 every one of those places; a note carrying none (written before migration 0032 and explained by
 no audit row) is read only without limits. Its audit row (``group.note``) concerns the same
 places, so the group's timeline hides and shows it alike. Counts sent about a group (a reopened
-group's new letters, console.services.notify) are counted over the places each subscription may
+group's new letters, console.notifications.events) are counted over the places each subscription may
 hear of. Subscriptions and deliveries are seen with the place they are about; one about every
 place, or about none, only without limits.
 """

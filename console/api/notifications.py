@@ -1,5 +1,5 @@
 """``/api/notifications/``: channels, subscriptions and the delivery log (admins), and a test
-message through a channel (console.services.notify; sent by console.jobs.notifications)."""
+message through a channel (console.services.channels; sent by console.notifications.delivery)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,11 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.filter_schema import parameters_of
 from console.models import Channel, DeadPlace, Delivery, Subscription
+from console.notifications.events import EVENTS
+from console.notifications.kinds.base import NotifyError
+from console.notifications.registry import KINDS
+from console.services.channels import do_add_channel, do_change_channel, do_subscribe, notify_test, user_named
 from console.services.filtersets import DeliveryFilterSet
-from console.services.notify import (
-    EVENTS,
-    NotifyError,
-    do_add_channel,
-    do_change_channel,
-    do_subscribe,
-    notify_test,
-    user_named,
-)
 from console.services.parsing import ApiIntegerField, parsed
 
 
@@ -45,7 +40,7 @@ class ChannelSerializer(MaskedModelSerializer):
 
 class ChannelInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
-    kind = serializers.ChoiceField(choices=Channel.Kind.values)
+    kind = serializers.ChoiceField(choices=list(KINDS))
     target = serializers.CharField(max_length=1000, help_text="URL (webhook, slack) or e-mail address")
     secret = serializers.CharField(required=False, allow_blank=True, default="", write_only=True,
                                    help_text="Signs a webhook's messages (HMAC-SHA256); kept encrypted, never shown")

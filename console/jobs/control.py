@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from console.brokers import BrokerError
 from console.models import Job
-from console.services.notify import notify
+from console.notifications.events import notify
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -7,7 +7,7 @@ and the audit rows of a fingerprint are its timeline. A note carries the places 
 letters its author could see, and is read only by those who may see all of them (how notes on
 groups spanning places are scoped: console.access.scope). A resolved group that gets new
 letters is reopened by :func:`reopen_groups` (Celery beat), audited as ``system:groups`` and
-told to its owner (``group.reopened``, console.services.notify)."""
+told to its owner (``group.reopened``, console.notifications.events)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from django.utils import timezone
 from console.access.roles import ACT, has, role_holding
 from console.access.scope import visible
 from console.models import AuditEvent, DeadLetter, DeadPlace, GroupNote, GroupTriage
+from console.notifications.events import Spread, notify
+from console.refusals import Refusal
 from console.services import audit
 from console.services.audit import Actor, actor_name
-from console.services.notify import Spread, notify
-from console.refusals import Refusal
 
 #: Who reopens a resolved group that got new letters.
 GROUPS_ACTOR = "system:groups"

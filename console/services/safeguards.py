@@ -34,9 +34,9 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from console.models import DeadLetter, DeadPlace, LetterState, Origin
-from console.services import audit, rule_inbox
-from console.services.notify import notify
+from console.notifications.events import notify
 from console.refusals import Refusal
+from console.services import audit, rule_inbox
 
 #: The actor of what the console decides by itself.
 SYSTEM_ACTOR = "system:safeguards"

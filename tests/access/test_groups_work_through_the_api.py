@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from console.jobs.notifications import deliver
 from console.models import AuditEvent, Delivery
+from console.notifications.delivery import deliver
+from console.services.channels import do_add_channel, do_subscribe
 from console.services.group_work import reopen_groups
-from console.services.notify import do_add_channel, do_subscribe
 from tests.notifications.receivers import HttpReceiver
 from tests.web.factory import memory_place, store_letter
 

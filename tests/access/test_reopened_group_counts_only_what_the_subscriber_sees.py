@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from console.jobs.notifications import deliver
 from console.models import Delivery
+from console.notifications.delivery import deliver
+from console.services.channels import do_add_channel, do_subscribe
 from console.services.group_work import reopen_groups
-from console.services.notify import do_add_channel, do_subscribe
 from tests.access.conftest import shows_nothing_of_b
 from tests.web.factory import store_letter
 

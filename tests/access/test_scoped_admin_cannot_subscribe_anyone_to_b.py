@@ -10,8 +10,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from console.access.roles import ADMIN, set_role
-from console.jobs.notifications import deliver
 from console.models import AuditEvent, Delivery, RoleScope, Subscription
+from console.notifications.delivery import deliver
 from tests.access.conftest import shows_nothing_of_b
 from tests.web.factory import store_letter
 

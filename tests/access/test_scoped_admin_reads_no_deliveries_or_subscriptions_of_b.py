@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from console.access.roles import ADMIN, set_role
 from console.models import Delivery, RoleScope, Subscription
-from console.services.notify import do_add_channel, do_subscribe
+from console.services.channels import do_add_channel, do_subscribe
 from tests.access.conftest import shows_nothing_of_b
 from tests.web.factory import store_letter
 

@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from console.models import DeadLetter, DeadPlace, Job, Origin
-from console.services.notify import do_add_channel
+from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from tests.api.helpers import dead_message

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from console.jobs.notifications import deliver
 from console.models import Delivery, Subscription
+from console.notifications.delivery import deliver
 from tests.notifications.receivers import HttpReceiver
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.role("admin")]

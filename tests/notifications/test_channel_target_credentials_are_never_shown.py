@@ -15,9 +15,9 @@ from django.apps import apps as django_apps
 from rest_framework.test import APIClient
 
 from console.access.roles import VIEWER, set_role
-from console.jobs.notifications import deliver
 from console.models import AuditEvent, Channel
-from console.services.notify import notify_test
+from console.notifications.delivery import deliver
+from console.services.channels import notify_test
 
 pytestmark = pytest.mark.django_db
 

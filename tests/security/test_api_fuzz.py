@@ -99,7 +99,7 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
         assert answer.status_code in (201, 202), answer.content
         jobs.append(answer.json()["id"])
     from console.models import DeadLetter, Origin
-    from console.services.notify import do_add_channel
+    from console.services.channels import do_add_channel
     from console.services.redaction import do_set_redaction_rule
     from console.services.rules import do_create_rule
 

@@ -56,7 +56,7 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
 
     job = api.post(f"/api/places/{place.pk}/capture/", {"reason": "a job to name"}, format="json").json()
     from console.models import Origin
-    from console.services.notify import do_add_channel
+    from console.services.channels import do_add_channel
     from console.services.redaction import do_set_redaction_rule
     from console.services.rules import do_create_rule
 

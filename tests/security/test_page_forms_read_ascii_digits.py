@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from console.models import Rule, Subscription
-from console.services.notify import do_add_channel
+from console.services.channels import do_add_channel
 
 pytestmark = [pytest.mark.django_db, pytest.mark.role("admin")]
 

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.models import DeadPlace, Rule
-from console.services.notify import notify
+from console.notifications.events import notify
 
 
 def rule_failed(rule: Rule, error: str) -> None:

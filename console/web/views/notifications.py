@@ -1,5 +1,5 @@
 """The notifications page (admins): channels with a "Send a test" button, subscriptions, and the
-delivery log (console.services.notify checks and audits every change)."""
+delivery log (console.services.channels checks and audits every change)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ from django.views.decorators.http import require_POST
 
 from console.access.scope import OutOfScope, visible
 from console.models import Channel, DeadPlace, Delivery, Subscription
-from console.services.notify import EVENTS, NotifyError, do_add_channel, do_subscribe, notify_test
+from console.notifications.events import EVENTS
+from console.notifications.kinds.base import NotifyError
+from console.notifications.registry import kind_choices
+from console.services.channels import do_add_channel, do_subscribe, notify_test
 from console.services.parsing import IntegerField
 
 
 class ChannelForm(forms.Form):
     name = forms.CharField(max_length=100)
-    kind = forms.ChoiceField(choices=Channel.Kind.choices)
+    kind = forms.ChoiceField(choices=kind_choices)
     target = forms.CharField(max_length=1000)
     secret = forms.CharField(required=False, widget=forms.PasswordInput)
 

@@ -1,0 +1,30 @@
+"""Channel kind -> its class, by dotted path, imported on first use (so Apprise's plugins load
+only where an Apprise channel is checked or sent to)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from console.notifications.kinds.base import ChannelKind, NotifyError
+
+KINDS: dict[str, str] = {
+    "webhook": "console.notifications.kinds.webhook.Webhook",
+    "slack": "console.notifications.kinds.slack.Slack",
+    "email": "console.notifications.kinds.email.Email",
+    "apprise": "console.notifications.kinds.apprise.Apprise",
+}
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    """``(kind, label)`` for forms, labelled as Django labels choices, without importing any kind."""
+    return [(kind, kind.replace("_", " ").title()) for kind in KINDS]
+
+
+def kind_of(kind: str) -> ChannelKind:
+    """The kind named ``kind``; NotifyError naming the known ones for any other."""
+    try:
+        dotted = KINDS[kind]
+    except KeyError:
+        raise NotifyError(f"kind must be one of {', '.join(KINDS)}") from None
+    module_name, _, class_name = dotted.rpartition(".")
+    return getattr(import_module(module_name), class_name)()
