@@ -21,13 +21,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from console.brokers import child_process
-from console.brokers.batch_sizing import BatchSizer
 from console.brokers.base import BrokerConfig, CaptureSession, PlaceRef, Received
+from console.brokers.batch_sizing import BatchSizer
+from console.brokers.child_process import Message
 from console.brokers.letter_rows import Arrival, prepared
-
 
 #: What a reader calls itself (``ps``, ``/proc/<pid>/comm``).
 NAME = "dlo-reader"
+
+#: A batch as the child hands it over: each message's (number, redelivered, replay id), and
+#: its letter's columns.
+Rows = tuple[list[tuple[int, bool, str]], list[dict[str, Any]]]
 
 
 class ChildCapture(child_process.Child, CaptureSession):
@@ -45,11 +49,14 @@ class ChildCapture(child_process.Child, CaptureSession):
                          subject=repr(place.name))
 
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
-        return self.call(("next", max_count, wait_seconds))
+        batch: list[Received] = self.call(("next", max_count, wait_seconds))
+        return batch
 
     def next_prepared(self, max_count: int, wait_seconds: float,
-                      fixed: dict[str, Any]) -> tuple[list[Arrival], list[dict]]:
+                      fixed: dict[str, Any]) -> tuple[list[Arrival], list[dict[str, Any]]]:
         """The next batch as ``letter_rows.prepared`` makes it, made in the child."""
+        arrivals: list[tuple[int, bool, str]]
+        rows: list[dict[str, Any]]
         arrivals, rows = self.call(("rows", max_count, wait_seconds, fixed))
         return [Arrival._make(arrival) for arrival in arrivals], rows
 
@@ -57,7 +64,7 @@ class ChildCapture(child_process.Child, CaptureSession):
         self.call(("ack", [message.token for message in batch]))
 
 
-def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> None:
+def serve(next_command: Callable[[], Message], reply: Callable[[Message], None]) -> None:
     """The child's half: open the capture the first command names, then answer commands
     until ``close``."""
     from console.brokers import get_adapter
@@ -78,7 +85,7 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
 
     def hold(batch: list[Received]) -> list[tuple[int, Received]]:
         """Each message numbered, and kept under its number until it is acknowledged."""
-        numbered = list(zip(numbers, batch))
+        numbered = list(zip(numbers, batch, strict=False))  # numbers never ends
         held.update(numbered)
         return numbered
 
@@ -86,11 +93,11 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
         return [dataclasses.replace(message, token=number)
                 for number, message in hold(session.next_batch(max_count, wait_seconds))]
 
-    def rows(max_count: int, wait_seconds: float, fixed: dict[str, Any]) -> tuple[list[tuple], list[dict]]:
+    def rows(max_count: int, wait_seconds: float, fixed: dict[str, Any]) -> Rows:
         numbered = hold(session.next_batch(max_count, wait_seconds))
         arrivals, letter_rows = prepared((message for _, message in numbered), fixed)
         return [(number, arrival.redelivered, arrival.replay_id)
-                for (number, _), arrival in zip(numbered, arrivals)], letter_rows
+                for (number, _), arrival in zip(numbered, arrivals, strict=True)], letter_rows
 
     ahead = ReadAhead(rows, BatchSizer(max_count, max_bytes))
 
@@ -99,12 +106,12 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
         for number in numbers_acked:
             del held[number]
 
-    commands = {"next": next_batch, "rows": ahead.rows, "ack": ack}
+    commands: dict[str, Callable[..., Any]] = {"next": next_batch, "rows": ahead.rows, "ack": ack}
     try:
         with adapter, session:
             while (command := next_command())[0] != "close":
                 kind, *args = command
-                child_process.answer(reply, lambda: commands[kind](*args))
+                child_process.answer(reply, lambda: commands[kind](*args))  # noqa: B023 - called at once
     finally:
         ahead.stop()  # the session is closed: a read under way ends
     reply(("ok", None))
@@ -112,20 +119,21 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
 
 class ReadAhead:
     """Batches of rows taken one ahead: as soon as one is handed over, the next (sized by its
-    bodies, as the caller sizes its batches) is taken and made on a thread of its own, while the parent stores the one before, so
-    the reader does not wait for the parent's next command to start on it. A batch taken ahead
-    is only held, never acknowledged, until the parent asks for it; one larger than the parent
-    asks for is handed over in parts; one the parent never asks for goes back to the queue
-    when the session closes. An empty batch is not kept: the next command looks again."""
+    bodies, as the caller sizes its batches) is taken and made on a thread of its own, while the
+    parent stores the one before, so the reader does not wait for the parent's next command to
+    start on it. A batch taken ahead is only held, never acknowledged, until the parent asks for
+    it; one larger than the parent asks for is handed over in parts; one the parent never asks
+    for goes back to the queue when the session closes. An empty batch is not kept: the next
+    command looks again."""
 
-    def __init__(self, make: Callable[[int, float, dict], tuple[list, list]], sizer: BatchSizer) -> None:
+    def __init__(self, make: Callable[[int, float, dict[str, Any]], Rows], sizer: BatchSizer) -> None:
         self._make = make
         self._sizer = sizer
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
-        self._ahead: Future | None = None
-        self._left: tuple[list, list] = ([], [])
+        self._ahead: Future[Rows] | None = None
+        self._left: Rows = ([], [])
 
-    def rows(self, max_count: int, wait_seconds: float, fixed: dict[str, Any]) -> tuple[list, list]:
+    def rows(self, max_count: int, wait_seconds: float, fixed: dict[str, Any]) -> Rows:
         arrivals, rows = self._left
         if not arrivals and self._ahead is not None:
             taken, self._ahead = self._ahead, None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib
+import io
 import os
 import pickle
 import queue
@@ -29,7 +30,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from console.brokers.base import BrokerError
 from console.malloc import give_back_large_blocks
@@ -42,22 +43,31 @@ CLOSE_SECONDS = 10.0
 #: What a child started ahead calls itself until it is given work.
 SPARE_NAME = "dlo-spare"
 
-_spares: dict[tuple[str, str], subprocess.Popen] = {}
+#: A command or a reply: a tuple whose first item says what it is.
+Message = tuple[Any, ...]
+
+_spares: dict[tuple[str, str], subprocess.Popen[bytes]] = {}
 _spares_lock = threading.Lock()
 
 
-def _spawn(module: str, preload: str) -> subprocess.Popen:
+def _spawn(module: str, preload: str) -> subprocess.Popen[bytes]:
     """``python -m <module> <preload>``: it imports ``preload`` (an adapter's module), then
     waits for its first command."""
     process = subprocess.Popen(
         [sys.executable, "-m", module, preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
         bufsize=0, cwd=PROJECT_ROOT,  # where ``console`` is importable, whatever the worker's directory
     )
-    _widen(process.stdout)
+    _widen(pipes(process)[1])
     return process
 
 
-def _take(module: str, preload: str) -> subprocess.Popen:
+def pipes(process: subprocess.Popen[bytes]) -> tuple[BinaryIO, io.RawIOBase]:
+    """A child's stdin and stdout. Started with both piped and ``bufsize=0``, a child always has
+    them, unbuffered (``io.FileIO``), which the type stubs of ``Popen`` cannot know."""
+    return cast(BinaryIO, process.stdin), cast(io.RawIOBase, process.stdout)
+
+
+def _take(module: str, preload: str) -> subprocess.Popen[bytes]:
     """The spare started for ``module`` and ``preload`` if it is still there, or a new child."""
     with _spares_lock:
         spare = _spares.pop((module, preload), None)
@@ -87,7 +97,7 @@ class Child:
     #: What the child is, for the messages that say it died ("the capture's reader process").
     role = "child process"
 
-    def __init__(self, module: str, first: tuple, *, kind: str, subject: str) -> None:
+    def __init__(self, module: str, first: Message, *, kind: str, subject: str) -> None:
         """``kind``: the broker's, whose adapter the child imports."""
         self.subject = subject  # what it works on, for messages
         self._module, self._first, self._preload = module, first, adapter_module(kind)
@@ -109,11 +119,12 @@ class Child:
             self._stop()
             self._start()
 
-    def call(self, command: tuple) -> Any:
+    def call(self, command: Message) -> Any:
+        stdin, stdout = pipes(self._process)
         with self._lock:
             try:
-                send(self._process.stdin, command)
-                reply = receive(self._process.stdout)
+                send(stdin, command)
+                reply = receive(stdout)
             except (OSError, EOFError, pickle.UnpicklingError, ValueError):
                 raise self._died() from None
         kind, *rest = reply
@@ -154,7 +165,7 @@ class Child:
     after_death = "what it held goes back to the broker"
 
     def _stop(self) -> None:
-        for pipe in (self._process.stdin, self._process.stdout):
+        for pipe in pipes(self._process):
             try:
                 pipe.close()
             except OSError:
@@ -166,7 +177,7 @@ class Child:
             self._process.wait()
 
 
-def answer(reply: Callable[[tuple], None], work: Callable[[], Any]) -> None:
+def answer(reply: Callable[[Message], None], work: Callable[[], Any]) -> None:
     """Reply with what ``work`` returns, or with the error it raised."""
     try:
         value = work()
@@ -178,7 +189,7 @@ def answer(reply: Callable[[tuple], None], work: Callable[[], Any]) -> None:
         reply(("ok", value))
 
 
-def send(stream: BinaryIO, message: tuple) -> None:
+def send(stream: BinaryIO, message: Message) -> None:
     """One pickled message, its length first, in as few writes as the pipe allows: each write
     lets go of the interpreter lock, and getting it back can wait for a busy thread (up to
     ``sys.getswitchinterval()``), so a batch written in small pieces crawls."""
@@ -188,13 +199,14 @@ def send(stream: BinaryIO, message: tuple) -> None:
         view = view[stream.write(view):]
 
 
-def receive(stream: BinaryIO) -> tuple:
+def receive(stream: io.RawIOBase) -> Message:
     """The next message ``send`` wrote; EOFError when the other end is gone."""
     size = int.from_bytes(_read_exactly(stream, 8), "big")
-    return pickle.loads(_read_exactly(stream, size))
+    message: Message = pickle.loads(_read_exactly(stream, size))
+    return message
 
 
-def _read_exactly(stream: BinaryIO, size: int) -> bytearray:
+def _read_exactly(stream: io.RawIOBase, size: int) -> bytearray:
     data = bytearray(size)
     view = memoryview(data)
     while view:
@@ -205,7 +217,7 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytearray:
     return data
 
 
-def _widen(stream: BinaryIO) -> None:
+def _widen(stream: io.RawIOBase) -> None:
     """A pipe that holds a whole batch, where Linux allows it (1 MiB unprivileged, by default)."""
     if hasattr(fcntl, "F_SETPIPE_SZ"):
         try:
@@ -214,7 +226,7 @@ def _widen(stream: BinaryIO) -> None:
             pass  # a smaller pipe only means more writes
 
 
-def main(serve: Callable[[Callable[[], tuple], Callable[[tuple], None]], None], *, name: str) -> None:
+def main(serve: Callable[[Callable[[], Message], Callable[[Message], None]], None], *, name: str) -> None:
     """The child's side: ``serve(next_command, reply)`` until it returns or stdin closes;
     ``name`` is what the child calls itself once it has work (``/proc/<pid>/comm``)."""
     give_back_large_blocks()
@@ -227,7 +239,7 @@ def main(serve: Callable[[Callable[[], tuple], Callable[[tuple], None]], None], 
     commands = os.fdopen(0, "rb", buffering=0)
     replies: BinaryIO = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # stray prints go to stderr, never into the replies
-    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
 
     def listen() -> None:
         while True:
@@ -240,7 +252,7 @@ def main(serve: Callable[[Callable[[], tuple], Callable[[tuple], None]], None], 
 
     named = False
 
-    def next_command() -> tuple:
+    def next_command() -> Message:
         nonlocal named
         command = inbox.get()
         if not named:

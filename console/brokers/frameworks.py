@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from console.brokers.envelope import FailureEnvelope
@@ -61,7 +61,7 @@ def last_path_segment(address: str) -> str:
 def _epoch_ms(value: int | None) -> datetime | None:
     if value is None or value <= 0:
         return None
-    return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+    return datetime.fromtimestamp(value / 1000, tz=UTC)
 
 
 def _parse_time(value: str, formats: tuple[str, ...]) -> datetime | None:
@@ -70,7 +70,7 @@ def _parse_time(value: str, formats: tuple[str, ...]) -> datetime | None:
             parsed = datetime.strptime(value.strip(), fmt)
         except ValueError:
             continue
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     try:
         return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:

@@ -21,15 +21,19 @@ from __future__ import annotations
 import itertools
 import pickle
 import queue
+import subprocess
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
 from console.brokers import child_process
-from console.brokers.base import BrokerConfig, BrokerError, PublishResult
+from console.brokers.base import BrokerConfig, BrokerError, Outgoing, PublishResult
+from console.brokers.child_process import Message
 from console.brokers.publication import Publication, to_outgoing
 
+#: A batch's messages, made when the batch is handed over; called in the batch's turn.
+Made = Callable[[], list[Outgoing]]
 
 #: What a publisher calls itself (``ps``, ``/proc/<pid>/comm``).
 NAME = "dlo-publisher"
@@ -43,8 +47,8 @@ class ChildPublisher(child_process.Child):
 
     def __init__(self, config: BrokerConfig, *, subject: str) -> None:
         self._tickets = itertools.count()
-        self._waiting: dict[int, Future] = {}
-        self._closed: Future | None = None
+        self._waiting: dict[int, Future[list[PublishResult]]] = {}
+        self._closed: Future[None] = Future()
         super().__init__(__name__, ("open", config), kind=config.kind, subject=subject)
 
     def _start(self) -> None:
@@ -53,16 +57,18 @@ class ChildPublisher(child_process.Child):
         threading.Thread(target=self._replies, args=(self._process, self._closed), daemon=True,
                          name="publisher-replies").start()
 
-    def start(self, publications: Sequence[Publication], *, window: int) -> Future:
+    def start(self, publications: Sequence[Publication], *, window: int) -> Future[list[PublishResult]]:
         """Hand the child a batch to publish after those before it; the future gives its
         results (as the adapter's ``publish``) or raises the broker's error. A child that died
         (failing what it held) is replaced first."""
         self.restart_if_gone()
-        ticket, future = next(self._tickets), Future()
+        ticket = next(self._tickets)
+        future: Future[list[PublishResult]] = Future()
         self._waiting[ticket] = future
         try:
             with self._lock:
-                child_process.send(self._process.stdin, ("publish", ticket, [tuple(p) for p in publications], window))
+                child_process.send(child_process.pipes(self._process)[0],
+                                   ("publish", ticket, [tuple(p) for p in publications], window))
         except (OSError, ValueError):
             # The replies thread fails every waiting future when the child dies: whichever of
             # the two takes the ticket out settles it, once.
@@ -77,19 +83,19 @@ class ChildPublisher(child_process.Child):
         if self._process.poll() is None:
             try:
                 with self._lock:
-                    child_process.send(self._process.stdin, ("close",))
+                    child_process.send(child_process.pipes(self._process)[0], ("close",))
                 self._closed.result(child_process.CLOSE_SECONDS)
             except Exception:  # noqa: BLE001 - a child that is gone has let go of everything already
                 pass
         self._stop()
         self.leave_spare()
 
-    def _replies(self, process, closed: Future) -> None:
+    def _replies(self, process: subprocess.Popen[bytes], closed: Future[None]) -> None:
         """The child's replies, each settling the future of its ticket; when the child is gone,
         every future still waiting fails with why."""
         try:
             while True:
-                kind, *rest = child_process.receive(process.stdout)
+                kind, *rest = child_process.receive(child_process.pipes(process)[1])
                 if kind != "ticket":
                     closed.set_result(None)
                     return
@@ -111,7 +117,7 @@ class ChildPublisher(child_process.Child):
                 closed.set_exception(died)
 
 
-def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> None:
+def serve(next_command: Callable[[], Message], reply: Callable[[Message], None]) -> None:
     """The child's half: open the adapter the first command names, then publish each batch
     handed over, in order, on a thread of its own (batches are made into messages as they
     arrive, while the one before waits for its confirms), until ``close``."""
@@ -127,17 +133,15 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
     if "adapter" not in opened:
         return
     adapter = opened["adapter"]
-    batches: queue.SimpleQueue = queue.SimpleQueue()
+    batches: queue.SimpleQueue[tuple[int, Made, int] | None] = queue.SimpleQueue()
+
+    def publish_batch(ticket: int, messages: Made, window: int) -> None:
+        child_process.answer(lambda outcome: reply(("ticket", ticket, outcome)), lambda: [
+            (result.key, result.ok, result.error) for result in adapter.publish(messages(), window=window)])
 
     def publish_in_order() -> None:
         while (batch := batches.get()) is not None:
-            ticket, messages, window = batch
-            child_process.answer(lambda outcome: reply(("ticket", ticket, outcome)), lambda: [
-                (result.key, result.ok, result.error) for result in adapter.publish(messages(), window=window)])
-
-    def publish_at_once(ticket: int, messages: Callable[[], list], window: int) -> None:
-        child_process.answer(lambda outcome: reply(("ticket", ticket, outcome)), lambda: [
-            (result.key, result.ok, result.error) for result in adapter.publish(messages(), window=window)])
+            publish_batch(*batch)
 
     publisher = threading.Thread(target=publish_in_order, name="publish", daemon=True)
     at_once: list[threading.Thread] = []
@@ -149,7 +153,7 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
                 # The adapter sends a call's messages after those of the calls made before it:
                 # this batch goes out behind the one before while that one waits for confirms.
                 at_once = [thread for thread in at_once if thread.is_alive()]
-                at_once.append(threading.Thread(target=publish_at_once, args=(ticket, _made(publications), window),
+                at_once.append(threading.Thread(target=publish_batch, args=(ticket, _made(publications), window),
                                                 name=f"publish-{ticket}", daemon=True))
                 at_once[-1].start()
             else:
@@ -161,7 +165,7 @@ def serve(next_command: Callable[[], tuple], reply: Callable[[tuple], None]) -> 
     reply(("ok", None))
 
 
-def _made(publications: list[tuple]) -> Callable[[], list]:
+def _made(publications: list[tuple[Any, ...]]) -> Made:
     """The batch's messages, made now (while the batch before waits for its confirms); what
     cannot be made fails the batch when its turn comes."""
     try:
@@ -169,7 +173,7 @@ def _made(publications: list[tuple]) -> Callable[[], list]:
     except Exception as exc:  # noqa: BLE001 - raised in the batch's turn, with its traceback
         failure = exc
 
-        def fail() -> list:
+        def fail() -> list[Outgoing]:
             raise failure
         return fail
     return lambda: messages

@@ -23,7 +23,8 @@ def adapter_class(kind: str) -> type[Adapter]:
     except KeyError:
         raise ValueError(f"unknown broker kind {kind!r}; known: {', '.join(sorted(KINDS))}") from None
     module_name, _, class_name = dotted.rpartition(".")
-    return getattr(import_module(module_name), class_name)
+    adapter: type[Adapter] = getattr(import_module(module_name), class_name)
+    return adapter
 
 
 def get_adapter(config: BrokerConfig) -> Adapter:

@@ -11,7 +11,7 @@ either is tagged ``$str`` (its UTF-8 bytes, surrogates kept, in base64) and come
 A table key cannot be tagged: its NUL is written as the visible escape ``\\x00``.
 
 Also the one-line preview of a body (``body_preview``), which the pages show and
-console.access.redaction makes from masked bodies, so it lives below both.
+console.access.redactor makes from masked bodies, so it lives below both.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -69,8 +69,8 @@ def to_json(value: Any) -> Any:
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return {"$ts": value.astimezone(timezone.utc).isoformat()}
+            value = value.replace(tzinfo=UTC)
+        return {"$ts": value.astimezone(UTC).isoformat()}
     if isinstance(value, Decimal):
         return {"$decimal": str(value)}
     if isinstance(value, dict):
@@ -80,10 +80,10 @@ def to_json(value: Any) -> Any:
     return str(value)
 
 
-def _table_to_json(table: dict) -> dict:
+def _table_to_json(table: dict[Any, Any]) -> dict[str, Any]:
     """``to_json`` of a dict, with the common case inline (a plain ASCII name, a plain ASCII
     string or a number): a capture turns every header of every message into JSON."""
-    out = {}
+    out: dict[str, Any] = {}
     for name, value in table.items():
         if type(name) is not str or not name.isascii() or "\x00" in name or name[:1] == "$":
             name = _key(name)
@@ -97,7 +97,7 @@ def _table_to_json(table: dict) -> dict:
     return out
 
 
-def _tag_str(text: str) -> dict:
+def _tag_str(text: str) -> dict[str, str]:
     return {"$str": base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")}
 
 

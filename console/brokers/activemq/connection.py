@@ -82,7 +82,7 @@ def server_address(url: str) -> tuple[str, int]:
         raise BrokerError(f"{url!r} has a bad port", permanent=True) from None
 
 
-class _Inbox(stomp.ConnectionListener):
+class _Inbox(stomp.ConnectionListener):  # type: ignore[misc]  # stomp.py ships no type information
     """Runs on stomp.py's thread: only queues what arrived, never decides anything."""
 
     def __init__(self) -> None:
@@ -168,6 +168,8 @@ class StompLink:
         (producer flow control, a hung process) would hold a send for ever. A send timeout at
         the socket level bounds writes only; reads stay untimed, which an idle capture needs."""
         sock = getattr(self._conn.transport, "socket", None)
+        if sock is None:
+            return
         try:
             seconds = int(RECEIPT_TIMEOUT_SECONDS)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, 0))

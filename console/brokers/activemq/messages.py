@@ -16,7 +16,7 @@ headers, the JMS ones (``message-id``, ``persistent``, ``priority``, ``expires``
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from console.brokers.base import Outgoing, Received
@@ -64,7 +64,7 @@ def epoch_ms(value: Any) -> datetime | None:
         return None
     if millis <= 0:
         return None
-    return datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
+    return datetime.fromtimestamp(millis / 1000, tz=UTC)
 
 
 def read_cause(cause: str) -> dict[str, Any]:

@@ -116,6 +116,7 @@ class NatsCapture(CaptureSession):
 
 async def _fetch(subscription: Any, count: int, timeout: float) -> list[Any]:
     try:
-        return await subscription.fetch(count, timeout=timeout)
+        messages: list[Any] = await subscription.fetch(count, timeout=timeout)
+        return messages
     except NatsTimeout:
         return []

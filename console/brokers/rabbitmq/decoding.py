@@ -22,6 +22,7 @@ import datetime
 import decimal
 import functools
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import pamqp.frame
@@ -41,7 +42,7 @@ _I64 = struct.Struct(">q").unpack_from
 _U64 = struct.Struct(">Q").unpack_from
 _F32 = struct.Struct(">f").unpack_from
 _F64 = struct.Struct(">d").unpack_from
-_UTC = datetime.timezone.utc
+_UTC = datetime.UTC
 _TEN = decimal.Decimal(10)
 
 #: Basic.Properties' attributes in flag order (the highest bit first), with their types.
@@ -102,6 +103,7 @@ def _content_header(data: bytes, at: int, end: int) -> ContentHeader:
     properties = spec.Basic.Properties.__new__(spec.Basic.Properties)
     for name, default in _DEFAULTS.items():
         setattr(properties, name, default)
+    value: Any
     for name, kind, flag in _PROPERTIES:
         if not flags & flag:
             continue
@@ -141,7 +143,7 @@ def _timestamp(seconds: int) -> datetime.datetime:
 
 
 def _table(data: bytes, at: int, end: int) -> dict[str, Any]:
-    table = {}
+    table: dict[str, Any] = {}
     while at < end:
         stop = at + 1 + data[at]
         if stop >= end:
@@ -201,7 +203,7 @@ def _value(data: bytes, at: int, end: int) -> tuple[Any, int]:
 _SIZED = {83, 70, 65, 120}
 
 
-def _fixed(unpack) -> Any:
+def _fixed(unpack: Callable[[bytes, int], tuple[Any, ...]]) -> Callable[[bytes, int], Any]:
     return lambda data, at: unpack(data, at)[0]
 
 
@@ -210,7 +212,7 @@ def _decimal(data: bytes, at: int) -> decimal.Decimal:
 
 
 #: Type octet -> (width, reader) of the fixed-width field values, as pamqp decodes them.
-_FIXED = {
+_FIXED: dict[int, tuple[int, Callable[[bytes, int], Any]]] = {
     ord("t"): (1, lambda data, at: bool(data[at])),
     ord("b"): (1, _fixed(_I8)),
     ord("B"): (1, lambda data, at: data[at]),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from console.brokers.base import PlaceInfo
@@ -88,7 +88,8 @@ class Topology:
         keys = [b.get("routing_key", "") for b in self._by_destination.get(queue, [])]
         return list(dict.fromkeys(keys + [queue[1]]))
 
-    def route(self, vhost: str, exchange: str, routing_keys: list[str], _seen: frozenset = frozenset()) -> set[str]:
+    def route(self, vhost: str, exchange: str, routing_keys: list[str],
+              _seen: frozenset[Key] = frozenset()) -> set[str]:
         """Names of the queues ``exchange`` delivers to for these routing keys (headers and
         other plugin types: every bound queue, since their rules depend on the message)."""
         if exchange == "":
@@ -231,7 +232,7 @@ def _place(queue: Mapping[str, Any], discovered_by: str, origins: list[str],
 def timestamp_seconds(value: Any) -> datetime | None:
     """The management API gives message timestamps as AMQP seconds since the epoch."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return datetime.fromtimestamp(value, tz=timezone.utc)
+        return datetime.fromtimestamp(value, tz=UTC)
     return None
 
 

@@ -16,7 +16,7 @@ generated messages.
 from __future__ import annotations
 
 import struct
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -97,7 +97,7 @@ def _shortstr(value: Any) -> bytes:
 
 def _seconds(value: datetime) -> int:
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
-        value = value.replace(tzinfo=timezone.utc)  # pamqp takes a naive datetime for UTC
+        value = value.replace(tzinfo=UTC)  # pamqp takes a naive datetime for UTC
     return int(value.timestamp())
 
 
@@ -126,7 +126,7 @@ def _table(table: Any) -> bytes:
 def _value(value: Any) -> bytes:
     kind = type(value)
     if kind is str:
-        raw = value.encode("utf-8")
+        raw: bytes = value.encode("utf-8")
         return b"S" + _U32(len(raw)) + raw
     if kind is int:
         if -128 <= value <= 127:
@@ -152,7 +152,8 @@ def _value(value: Any) -> bytes:
     if kind is datetime:
         return b"T" + _U64(_seconds(value))
     if kind is bytearray:
-        return b"x" + _U32(len(value)) + value
+        blob: bytearray = value
+        return b"x" + _U32(len(blob)) + blob
     if kind is float:
         return b"f" + _F32(value)
     if kind is Decimal:

@@ -21,7 +21,7 @@ import asyncio
 import struct
 
 import aiormq.connection
-from aiormq.connection import FrameReceiver
+from aiormq.connection import FrameReceiver, ReceivedFrame
 from aiormq.exceptions import AMQPConnectionError, InvalidFrameError, ProtocolSyntaxError
 from pamqp.exceptions import PAMQPException
 
@@ -33,7 +33,7 @@ _HEADER = struct.Struct(">BHI")  # frame type, channel, payload size
 class LeanFrameReceiver(FrameReceiver):
     """aiormq's frame receiver, reading each frame in two reads without copies."""
 
-    async def get_frame(self):  # noqa: ANN201 - aiormq's ReceivedFrame
+    async def get_frame(self) -> ReceivedFrame:
         if self.reader.at_eof():
             del self.reader
             raise StopAsyncIteration
@@ -64,4 +64,4 @@ class LeanFrameReceiver(FrameReceiver):
 
 def use_lean_frames() -> None:
     """Connections aiormq opens from now on read their frames with LeanFrameReceiver."""
-    aiormq.connection.FrameReceiver = LeanFrameReceiver
+    aiormq.connection.FrameReceiver = LeanFrameReceiver  # type: ignore[misc]  # replacing aiormq's class is the point

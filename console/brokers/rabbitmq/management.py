@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 from urllib.parse import quote
 
 import httpx
@@ -52,20 +52,31 @@ class ManagementAPI:
 
     def queues(self, vhost: str | None = None) -> list[dict[str, Any]]:
         path = f"/api/queues/{quoted(vhost)}" if vhost else "/api/queues"
-        return self.get(path, columns=QUEUE_COLUMNS)
+        queues: list[dict[str, Any]] = self.get(path, columns=QUEUE_COLUMNS)
+        return queues
 
     def queue(self, vhost: str, name: str) -> dict[str, Any]:
-        return self.get(f"/api/queues/{quoted(vhost)}/{quoted(name)}", columns=QUEUE_COLUMNS)
+        queue: dict[str, Any] = self.get(f"/api/queues/{quoted(vhost)}/{quoted(name)}", columns=QUEUE_COLUMNS)
+        return queue
 
     def exchanges(self, vhost: str | None = None) -> list[dict[str, Any]]:
         path = f"/api/exchanges/{quoted(vhost)}" if vhost else "/api/exchanges"
-        return self.get(path, columns="name,vhost,type")
+        exchanges: list[dict[str, Any]] = self.get(path, columns="name,vhost,type")
+        return exchanges
 
     def bindings(self, vhost: str | None = None) -> list[dict[str, Any]]:
-        return self.get(f"/api/bindings/{quoted(vhost)}" if vhost else "/api/bindings")
+        bindings: list[dict[str, Any]] = self.get(f"/api/bindings/{quoted(vhost)}" if vhost else "/api/bindings")
+        return bindings
 
     def _where(self) -> str:
         return f"the RabbitMQ management API at {self.base_url}"
+
+    @overload
+    def _request(self, method: str, path: str, *, missing_ok: Literal[False] = False,
+                 **kwargs: Any) -> httpx.Response: ...
+
+    @overload
+    def _request(self, method: str, path: str, *, missing_ok: bool, **kwargs: Any) -> httpx.Response | None: ...
 
     def _request(self, method: str, path: str, *, missing_ok: bool = False, **kwargs: Any) -> httpx.Response | None:
         """Send one request; a failure is told in our own words, never with the text that

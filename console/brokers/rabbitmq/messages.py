@@ -8,7 +8,7 @@ nested tables); byte arrays become ``bytes`` so that equal values compare equal.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -54,7 +54,7 @@ def encode_properties(properties: Mapping[str, Any], headers: Mapping[str, Any])
         if value is None:
             continue
         if name == "timestamp" and isinstance(value, (int, float)):
-            value = datetime.fromtimestamp(value, tz=timezone.utc)
+            value = datetime.fromtimestamp(value, tz=UTC)
         elif name == "expiration":
             value = str(value)
         values[PROPERTY_NAMES[name]] = value
@@ -109,4 +109,5 @@ def table(value: Mapping[str, Any]) -> dict[str, Any]:
             return bytearray(item)
         return item
 
-    return fix(value)
+    fixed: dict[str, Any] = fix(value)  # a mapping comes back a dict
+    return fixed

@@ -71,7 +71,7 @@ class _Pending:
     index: int
     out: Outgoing
     properties: spec.Basic.Properties
-    confirmation: asyncio.Future
+    confirmation: asyncio.Future[Any]
 
 
 class ConfirmWindowPublisher:
@@ -187,7 +187,7 @@ class ConfirmWindowPublisher:
                 raise BrokerError(f"the connection to vhost {self.vhost!r} was lost before RabbitMQ confirmed "
                                   f"the publishes: {exc!r}", permanent=False)
 
-    def _fail_outstanding(self, closing: asyncio.Future) -> None:
+    def _fail_outstanding(self, closing: asyncio.Future[Any]) -> None:
         """The channel closed: its unconfirmed publishes fail with the reason it closed.
 
         The confirms are plain futures, not aiormq's (which it fails itself on close): each of
@@ -229,7 +229,7 @@ class ConfirmWindowPublisher:
         if not pending.confirmation.done():
             pending.confirmation.set_result(message)
 
-    def _match(self, routing_key: str, message: DeliveredMessage) -> _Pending | None:
+    def _match(self, routing_key: str | None, message: DeliveredMessage) -> _Pending | None:
         returned = message.header.properties
         for pending in sorted(self._outstanding.values(), key=lambda p: p.tag):
             if pending.confirmation.done() or pending.out.destination != routing_key:

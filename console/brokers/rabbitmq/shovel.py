@@ -29,7 +29,6 @@ from typing import Any
 from console.brokers.base import BrokerError, ServerMove
 from console.brokers.rabbitmq.management import ManagementAPI, quoted
 
-
 #: Messages a shovel takes from its source before their acknowledgements (RabbitMQ's default).
 PREFETCH = 1000
 

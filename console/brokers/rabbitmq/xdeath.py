@@ -15,7 +15,7 @@ are {A, rejected} and {A.retry, expired}; the origin is A, not A.retry.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from console.brokers.envelope import FailureEnvelope
@@ -50,11 +50,12 @@ def envelope_from_headers(headers: Mapping[str, Any], *, retry_queues: Collectio
     hops = [_is_retry_hop(index, deaths, retry_queues) for index in range(len(deaths))]
     # The newest entry that is not a retry hop; the oldest entry can only be a hop when the
     # caller named its queue, and then the newest entry is the best guess left.
-    origin = next((entry for entry, hop in zip(deaths, hops) if not hop), deaths[0])
+    origin = next((entry for entry, hop in zip(deaths, hops, strict=True) if not hop), deaths[0])
     routing_keys = _as_list(origin.get("routing-keys"))
     times = [t for t in (_when(entry.get("time")) for entry in deaths) if t is not None]
     if any(hops):
-        details["retry_queues"] = sorted({_text(entry.get("queue")) for entry, hop in zip(deaths, hops) if hop})
+        details["retry_queues"] = sorted({_text(entry.get("queue")) for entry, hop in zip(deaths, hops, strict=True)
+                                          if hop})
     return FailureEnvelope(
         origin_address=_text(origin.get("exchange")),
         origin_queue=_text(origin.get("queue")),
@@ -113,8 +114,8 @@ def _count(value: Any) -> int:
 def _when(value: Any) -> datetime | None:
     """AMQP timestamps are seconds since the epoch; clients usually decode them to datetimes."""
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = value / 1000 if value > 0xFFFFFFFF else value  # a client that wrote milliseconds
-        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+        return datetime.fromtimestamp(seconds, tz=UTC)
     return None

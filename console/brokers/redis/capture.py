@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import redis  # the redis-py client library
+from redis.typing import StreamIdT
 
 from console.brokers.base import BrokerError, CaptureSession, Received
 from console.brokers.redis.connection import Options, translated_errors
-from console.brokers.redis.entries import dead_stream_received, pending_received, text
+from console.brokers.redis.entries import dead_stream_received, pending_received, stream_entries, text
 from console.brokers.redis.places import PendingWalk
 
 log = logging.getLogger(__name__)
@@ -70,11 +71,12 @@ class PendingCapture(CaptureSession):
         (a worker retrying one keeps it), and leaves their delivery counts alone."""
         if not rows:
             return []
-        ids = [text(row["message_id"]) for row in rows]
+        ids: list[StreamIdT] = [text(row["message_id"]) for row in rows]
         # Redis 7 drops ids whose entry was deleted from the stream, both from the reply and
         # from the pending list: there is nothing left of them to capture.
-        claimed = {text(i) for i in self.client.xclaim(
-            self.stream, self.group, self.options.consumer, self.options.min_idle_ms, ids, justid=True)}
+        claimed_ids = cast("list[bytes]", self.client.xclaim(  # JUSTID: ids alone, not entries
+            self.stream, self.group, self.options.consumer, self.options.min_idle_ms, ids, justid=True))
+        claimed = {text(i) for i in claimed_ids}
         return [row for row in rows if text(row["message_id"]) in claimed]
 
     def _read(self, rows: list[dict[str, Any]]) -> list[Received]:
@@ -84,7 +86,7 @@ class PendingCapture(CaptureSession):
         for row in rows:
             pipe.xrange(self.stream, row["message_id"], row["message_id"])
         received, vanished = [], []
-        for row, entries in zip(rows, pipe.execute()):
+        for row, entries in zip(rows, pipe.execute(), strict=True):
             if entries:
                 entry_id, fields = entries[0]
                 received.append(pending_received(self.stream, self.group, text(entry_id), fields, row,
@@ -123,7 +125,7 @@ class DeadStreamCapture(CaptureSession):
 
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
         with translated_errors(self.where):
-            entries = self.client.xrange(self.stream, self.cursor, "+", count=max_count)
+            entries = stream_entries(self.client.xrange(self.stream, self.cursor, "+", count=max_count))
         if entries:
             self.cursor = "(" + text(entries[-1][0])
         return [dead_stream_received(self.stream, text(i), fields, self.options.body_fields) for i, fields in entries]

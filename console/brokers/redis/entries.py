@@ -14,7 +14,9 @@ reads an entry into a dict.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
+
+from redis.typing import StreamRangeResponse
 
 from console.brokers.base import Outgoing, Received
 from console.brokers.envelope import FailureEnvelope
@@ -26,6 +28,17 @@ EXCEPTION_TYPE_FIELDS = ("error_type", "exception_type")
 
 PENDING = "pending"
 DEAD_STREAM = "dead_stream"
+
+
+#: A stream entry as this adapter's clients read it: its id and its fields, all bytes
+#: (console.brokers.redis.connection opens every client with decode_responses off).
+Entry = tuple[bytes, dict[bytes, bytes]]
+
+
+def stream_entries(reply: StreamRangeResponse | None) -> list[Entry]:
+    """XRANGE's reply as our clients get it. redis-py types it for every client at once (str
+    for a client that decodes, None for a pipeline's), so this says which one ours is."""
+    return cast("list[Entry]", reply)
 
 
 def text(raw: bytes | str) -> str:
@@ -107,7 +120,8 @@ def pending_received(
     )
 
 
-def dead_stream_received(stream: str, entry_id: str, fields: dict[bytes, bytes], body_fields: tuple[str, ...]) -> Received:
+def dead_stream_received(stream: str, entry_id: str, fields: dict[bytes, bytes],
+                         body_fields: tuple[str, ...]) -> Received:
     """An entry of a dead stream; the pattern's fields (orig_stream, ...) make its envelope."""
     body, headers, properties = _layout(fields, body_fields)
     added = [name for name in DEAD_LETTER_FIELDS if name in headers]

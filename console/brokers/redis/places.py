@@ -15,9 +15,12 @@ from redis import exceptions as rx
 
 from console.brokers.base import PlaceInfo
 from console.brokers.redis.connection import Options
-from console.brokers.redis.entries import id_time, text
+from console.brokers.redis.entries import id_time, stream_entries, text
 
 ORIGIN_SAMPLE = 100
+
+#: A stream's first entry: its id, as text, and its fields.
+Head = tuple[str, dict[bytes, bytes]]
 
 
 def stream_names(client: redis.Redis) -> list[str]:
@@ -54,7 +57,7 @@ class PendingWalk:
         found: list[dict[str, Any]] = []
         page = self.options.page_size
         while len(found) < wanted and not self.done:
-            rows = self.client.xpending_range(self.stream, self.group, self.cursor, "+", page,
+            rows: list[dict[str, Any]] = self.client.xpending_range(self.stream, self.group, self.cursor, "+", page,
                                               consumername=self.consumer, idle=self.idle)
             self.done = len(rows) < page
             for index, row in enumerate(rows):
@@ -79,17 +82,17 @@ def _is_dead_by_name(name: str, options: Options) -> bool:
     return any(fnmatch(lowered, pattern.lower()) for pattern in options.all_dead_stream_patterns)
 
 
-def _first_entries(client: redis.Redis, names: list[str]) -> dict[str, tuple[str, dict[bytes, bytes]] | None]:
+def _first_entries(client: redis.Redis, names: list[str]) -> dict[str, Head | None]:
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.xrange(name, count=1)
     found = {}
-    for name, entries in zip(names, pipe.execute()):
+    for name, entries in zip(names, pipe.execute(), strict=True):
         found[name] = (text(entries[0][0]), entries[0][1]) if entries else None
     return found
 
 
-def _written_by_pattern(first: tuple[str, dict[bytes, bytes]] | None) -> bool:
+def _written_by_pattern(first: Head | None) -> bool:
     return first is not None and b"orig_stream" in first[1] and b"orig_id" in first[1]
 
 
@@ -109,9 +112,9 @@ def pending_place(client: redis.Redis, stream: str, group: dict[str, Any], optio
     )
 
 
-def dead_stream_place(client: redis.Redis, stream: str, by: str, first: tuple | None) -> PlaceInfo:
+def dead_stream_place(client: redis.Redis, stream: str, by: str, first: Head | None) -> PlaceInfo:
     """A stream the common pattern writes letters to: scope empty, name = the stream."""
-    sample = client.xrange(stream, count=ORIGIN_SAMPLE)
+    sample = stream_entries(client.xrange(stream, count=ORIGIN_SAMPLE))
     origins = sorted({text(fields[b"orig_stream"]) for _, fields in sample if b"orig_stream" in fields})
     groups = client.xinfo_groups(stream)
     return PlaceInfo(

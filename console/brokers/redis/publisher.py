@@ -61,7 +61,8 @@ def _script_args(out: Outgoing, options: Options) -> tuple[list[str], list[bytes
     return [out.destination, source], args + outgoing_fields(out)
 
 
-def publish(client: redis.Redis, where: str, messages: Iterable[Outgoing], options: Options, window: int) -> list[PublishResult]:
+def publish(client: redis.Redis, where: str, messages: Iterable[Outgoing], options: Options,
+            window: int) -> list[PublishResult]:
     """A result per message, in order; ``ok`` once Redis has run the script and returned the new id."""
     script = client.register_script(_PUBLISH)
     messages = list(messages)
@@ -74,7 +75,7 @@ def publish(client: redis.Redis, where: str, messages: Iterable[Outgoing], optio
                 keys, args = _script_args(out, options)
                 script(keys=keys, args=args, client=pipe)
             replies = pipe.execute(raise_on_error=False)
-        for out, reply in zip(chunk, replies):
+        for out, reply in zip(chunk, replies, strict=True):
             results.append(_result(out, reply))
     return results
 
