@@ -35,7 +35,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from console.models import DeadLetter, DeadPlace, LetterState, Origin
 from console.notifications.events import notify
-from console.refusals import Refusal
+from console.refusals import Refusal, require_reason
 from console.services import audit, rule_inbox
 
 #: The actor of what the console decides by itself.
@@ -204,17 +204,10 @@ def _upsert(place: DeadPlace, streaks: dict[str, _Streak]) -> None:
 
 # -- a person's decisions --------------------------------------------------------------------
 
-def _reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise SafeguardError("Say why (the reason goes into the audit).")
-    return reason
-
-
 @transaction.atomic
 def do_release(letter: DeadLetter, *, actor, reason: str) -> DeadLetter:
     """Release a quarantined letter: rules may replay it again."""
-    reason = _reason(reason)
+    reason = require_reason(reason, SafeguardError, "to release a letter")
     letter = DeadLetter.objects.select_for_update().select_related("place__broker").get(pk=letter.pk)
     if letter.quarantined_at is None:
         raise SafeguardError(f"Letter {letter.pk} is not quarantined.")
@@ -231,7 +224,7 @@ def do_release(letter: DeadLetter, *, actor, reason: str) -> DeadLetter:
 @transaction.atomic
 def do_close_breaker(origin: Origin, *, actor, reason: str) -> Origin:
     """Close an origin's open breaker; its streak starts afresh, so rules may replay to it again."""
-    reason = _reason(reason)
+    reason = require_reason(reason, SafeguardError, "to close a breaker")
     origin = Origin.objects.select_for_update().select_related("broker").get(pk=origin.pk)
     if origin.breaker_opened_at is None:
         raise SafeguardError(f"The breaker of {origin} is not open.")

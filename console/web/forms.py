@@ -10,10 +10,19 @@ from django.utils import timezone
 
 from console.models import LetterState
 
-class ReasonForm(forms.Form):
-    """A reason for an audited action (capture, cancel)."""
 
-    reason = forms.CharField(max_length=2000, required=True, strip=True)
+class ReasonForm(forms.Form):
+    """A reason for an audited action (capture, keeping a place in custody): stripped and bounded
+    here; that there is one is the service's check (console.refusals.require_reason)."""
+
+    reason = forms.CharField(max_length=2000, required=False, strip=True)
+
+    @classmethod
+    def given(cls, data) -> str:
+        """The reason in ``data``; "" when there is none or it is longer than a reason may be,
+        which the service refuses with its message."""
+        form = cls(data)
+        return form.cleaned_data["reason"] if form.is_valid() else ""
 
 
 #: "Older than" presets of the age filter: (hours, label).

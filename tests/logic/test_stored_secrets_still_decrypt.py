@@ -86,7 +86,7 @@ def test_a_token_under_another_key_is_refused_not_misread(settings):
     settings.FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
     secrets._fernet.cache_clear()
     with pytest.raises(ValueError, match="cannot be decrypted"):
-        Broker.objects.get(pk=broker.pk).password
+        _ = Broker.objects.get(pk=broker.pk).password
     settings.FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode(), KEY]  # rotated: the old key still reads
     secrets._fernet.cache_clear()
     assert Broker.objects.get(pk=broker.pk).password == "br0ker-pa55"

@@ -13,10 +13,9 @@ from console.services.keeping import KeepError, do_keep, do_keep_new_places
 from console.web.forms import ReasonForm
 
 
-def _switch(request) -> tuple[bool, str | None]:
-    """The switch the form asks for ("on" or "off") and its reason (None when none was given)."""
-    form = ReasonForm(request.POST)
-    return request.POST.get("keep") == "on", form.cleaned_data["reason"] if form.is_valid() else None
+def _switch(request) -> tuple[bool, str]:
+    """The switch the form asks for ("on" or "off") and its reason ("" when none was given)."""
+    return request.POST.get("keep") == "on", ReasonForm.given(request.POST)
 
 
 @login_required
@@ -25,7 +24,7 @@ def place_keep(request, place_id: int):
     place = get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
     keep, reason = _switch(request)
     try:
-        do_keep(place, keep, actor=request.user, reason=reason or "")
+        do_keep(place, keep, actor=request.user, reason=reason)
     except KeepError as exc:
         messages.error(request, f"Keeping {place.name} in custody: {exc}")
     else:
@@ -39,7 +38,7 @@ def broker_keep_new(request, broker_id: int):
     broker = get_object_or_404(Broker, pk=broker_id)
     keep, reason = _switch(request)
     try:
-        do_keep_new_places(broker, keep, actor=request.user, reason=reason or "")
+        do_keep_new_places(broker, keep, actor=request.user, reason=reason)
     except KeepError as exc:
         messages.error(request, f"New places of {broker.name}: {exc}")
     else:
