@@ -15,16 +15,18 @@ from console.brokers.registry import KINDS, adapter_class
 
 
 def kind_choices() -> list[tuple[str, str]]:
-    """Every registered kind, labelled by its adapter; the in-memory one only when DEBUG."""
+    """Every registered kind, labelled by its adapter; one living in this process (no other
+    process can reach it) only when DEBUG."""
     choices = []
     for kind in sorted(KINDS):
-        if kind == "memory" and not settings.DEBUG:
-            continue
         try:
-            label = adapter_class(kind).label or kind
+            adapter = adapter_class(kind)
         except ImportError:  # the adapter's client library is missing here
-            label = kind
-        choices.append((kind, label))
+            choices.append((kind, kind))
+            continue
+        if adapter.in_process and not settings.DEBUG:
+            continue
+        choices.append((kind, adapter.label or kind))
     return choices
 
 
@@ -40,16 +42,25 @@ def kinds_with_management_url() -> list[str]:
     return sorted(kinds)
 
 
+def kind_help() -> dict[str, dict[str, str]]:
+    """What the form says for each kind, as its adapter declares it: an example URL and what the
+    management URL is (brokers.js shows the chosen kind's)."""
+    found = {}
+    for kind in KINDS:
+        try:
+            adapter = adapter_class(kind)
+        except ImportError:
+            continue
+        found[kind] = {"url": adapter.url_example, "management_url": adapter.management_url_help}
+    return found
+
+
 class ConnectionFields(forms.Form):
     """How to reach a broker: the part of a definition a connection test needs."""
 
-    url = forms.CharField(label="URL", max_length=500,
-                          widget=forms.TextInput(attrs={"placeholder": "amqp://host:5672/%2F", "spellcheck": "false"}))
-    management_url = forms.CharField(
-        label="Management URL", max_length=500, required=False,
-        help_text="RabbitMQ's management API, e.g. http://host:15672",
-        widget=forms.TextInput(attrs={"spellcheck": "false"}),
-    )
+    url = forms.CharField(label="URL", max_length=500, widget=forms.TextInput(attrs={"spellcheck": "false"}))
+    management_url = forms.CharField(label="Management URL", max_length=500, required=False,
+                                     widget=forms.TextInput(attrs={"spellcheck": "false"}))
     username = forms.CharField(max_length=200, required=False,
                                widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}))
     password = forms.CharField(
@@ -60,6 +71,13 @@ class ConnectionFields(forms.Form):
         required=False, initial=dict, help_text="A JSON object; see the adapter's documentation",
         widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
     )
+
+    def show_kind(self, kind: str) -> None:
+        """Say what ``kind``'s adapter declares: its example URL and what its management URL is."""
+        help_ = kind_help().get(kind, {})
+        if help_.get("url"):
+            self.fields["url"].widget.attrs["placeholder"] = help_["url"]
+        self.fields["management_url"].help_text = help_.get("management_url", "")
 
     def clean_options(self) -> dict[str, Any]:
         options = self.cleaned_data.get("options")
@@ -87,6 +105,9 @@ class NewBrokerForm(ConnectionFields):
         super().__init__(*args, **kwargs)
         if testing:
             self.fields["name"].required = False
+        choices = kind_choices()
+        chosen = self.data.get("kind") if self.is_bound else self.initial.get("kind")
+        self.show_kind(chosen or (choices[0][0] if choices else ""))
 
 
 class EditBrokerForm(ConnectionFields):
@@ -94,6 +115,7 @@ class EditBrokerForm(ConnectionFields):
 
     save_anyway = forms.BooleanField(required=False, label="Save even if the connection test fails")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, kind: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["password"].help_text = "Leave empty to keep the stored password"
+        self.show_kind(kind)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from console.brokers import bounded_json
+from console.brokers.letter_tables import LetterTable
+from console.brokers.registry import KINDS, adapter_class
 from console.brokers.values import display, utf8_prefix
 
 #: How much of a body a page shows; the rest is behind "download body".
@@ -70,34 +71,14 @@ def value_rows(values: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(name), display(value)) for name, value in (values or {}).items()]
 
 
-X_DEATH_COLUMNS = ("queue", "reason", "count", "exchange", "routing-keys", "time", "original-expiration")
-
-
-def x_death_rows(envelope_details: dict[str, Any], headers: dict[str, Any]) -> list[dict[str, str]]:
-    """RabbitMQ's x-death entries (newest first), one dict of shown values per entry, keyed
-    by the entry's field names with ``-`` written as ``_``.
-
-    The entries are read from the header; letters captured before 2026-11-23 also kept a
-    copy in the envelope details, which wins. Either way the values are tagged JSON
-    (console.brokers.values).
-    """
-    entries = (envelope_details or {}).get("x_death") or (headers or {}).get("x-death") or []
-    if not isinstance(entries, list):
-        return []
-    rows = []
-    for entry in entries:
-        if not isinstance(entry, dict):
+def letter_tables(envelope_details: dict[str, Any], headers: dict[str, Any]) -> list[LetterTable]:
+    """The tables every broker adapter reads from a letter (its ``letter_tables``), by kind: a
+    letter carries what each broker it passed through wrote on it, wherever it is now."""
+    tables: list[LetterTable] = []
+    for kind in sorted(KINDS):
+        try:
+            adapter = adapter_class(kind)
+        except ImportError:  # the adapter's client library is missing here
             continue
-        row = {}
-        for column in X_DEATH_COLUMNS:
-            key = column.replace("-", "_")  # templates cannot read names with hyphens
-            value = entry.get(column, entry.get(key, ""))
-            if isinstance(value, list):
-                row[key] = ", ".join(display(v) for v in value)
-            elif column == "time" and isinstance(value, int) and not isinstance(value, bool):
-                # An AMQP timestamp a client left undecoded: seconds since the epoch.
-                row[key] = datetime.fromtimestamp(value, tz=timezone.utc).isoformat()
-            else:
-                row[key] = "" if value in (None, "") else display(value)
-        rows.append(row)
-    return rows
+        tables += adapter.letter_tables(envelope_details, headers)
+    return tables

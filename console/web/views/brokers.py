@@ -28,7 +28,7 @@ from console.services.brokers import (
     peek_place,
     test_connection,
 )
-from console.web.broker_forms import EditBrokerForm, NewBrokerForm, kinds_with_management_url
+from console.web.broker_forms import EditBrokerForm, NewBrokerForm, kind_help, kinds_with_management_url
 from console.web.views.places import CAPABILITY_LABELS
 
 #: Messages shown by a look at a place on its broker.
@@ -52,7 +52,7 @@ def _refusal(exc: Exception) -> str:
 
 
 def _form_page(request, template: str, form, **context):
-    context.update(form=form, management_kinds=" ".join(kinds_with_management_url()))
+    context.update(form=form, management_kinds=" ".join(kinds_with_management_url()), kind_help=kind_help())
     return render(request, template, context, status=400 if form.is_bound else 200)
 
 
@@ -87,7 +87,7 @@ def broker_test(request, broker_id: int | None = None):
     """(htmx) Try the definition in the form without saving it. On a saved broker's edit form an
     empty password means the stored one, unless the URLs now lead elsewhere."""
     broker = get_object_or_404(Broker, pk=broker_id) if broker_id else None
-    form = EditBrokerForm(request.POST) if broker else NewBrokerForm(request.POST, testing=True)
+    form = EditBrokerForm(request.POST, kind=broker.kind) if broker else NewBrokerForm(request.POST, testing=True)
     context: dict = {}
     if not form.is_valid():
         context["error"] = _errors_text(form)
@@ -158,8 +158,8 @@ def broker_edit(request, broker_id: int):
     if request.method != "POST":
         initial = {"url": broker.url, "management_url": broker.management_url, "username": broker.username,
                    "options": broker.options}
-        return _form_page(request, template, EditBrokerForm(initial=initial), broker=broker)
-    form = EditBrokerForm(request.POST)
+        return _form_page(request, template, EditBrokerForm(initial=initial, kind=broker.kind), broker=broker)
+    form = EditBrokerForm(request.POST, kind=broker.kind)
     if not form.is_valid():
         return _form_page(request, template, form, broker=broker)
     connection = form.connection()
