@@ -7,6 +7,7 @@ from console.models.group_work import GroupNote, GroupTriage
 from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
+from console.models import lookups  # noqa: F401  (registers __any)
 from console.models.letter import DeadLetter, GroupCount, LetterDocument, LetterSearch, LetterState, PendingAck
 from console.models.notify import Channel, Delivery, Subscription
 from console.models.origin import Origin

@@ -1,4 +1,4 @@
-"""The check step of a rule's action, shared by a round (console.jobs.rules._act, before it asks
+"""The check step of a rule's action, shared by a round (console.jobs.automation.rules_at_work._act, before it asks
 the one door for a job) and the dry run (console.services.rules.deciding.dry_run, which reports
 it): so a dry run says what the rule would do and what would be refused, and why (invariant 10).
 
@@ -108,7 +108,7 @@ def check(rule: Rule, action: str, decisions: list, *, actor: RuleActor,
     if places_scope.unlimited and not publishes:
         checked.batches.append(ids)
         return checked
-    rows = list(DeadLetter.objects.filter(id__in=ids).order_by("id")
+    rows = list(DeadLetter.objects.filter(id__any=ids).order_by("id")
                 .values_list("id", "broker_id", "place_id", "place__scope", "origin_queue"))
     if not places_scope.unlimited:
         outside = [row[0] for row in rows if not places_scope.allows(row[1], row[2])]
@@ -160,7 +160,7 @@ def _publishable(rule: Rule, action: str, rows: list[tuple], actor: RuleActor, t
 
 
 def _safeguarded(action: str, ids: list[int]) -> list[Refused]:
-    quarantined = set(DeadLetter.objects.filter(id__in=ids, quarantined_at__isnull=False)
+    quarantined = set(DeadLetter.objects.filter(id__any=ids, quarantined_at__isnull=False)
                       .values_list("id", flat=True))
     found = []
     if quarantined:

@@ -48,7 +48,7 @@ def decide(rules: list[Rule], letters: QuerySet) -> list[Decision]:
     """First match wins, in the order given: for each of ``letters``, what the first rule that
     matches it does. A retry counts the tries its lineage had on the same rule (a letter that
     came back takes its parent's count on); a rule whose ladder ran out for the lineage is
-    passed over. The dry run and the rules' runs (console.jobs.rules) both use this."""
+    passed over. The dry run and the rules' runs (console.jobs.automation.rules_at_work) both use this."""
     from console.services.safeguards import rules_may_replay
 
     matched = list(zip(rules, matching_each(rules, letters)))
@@ -56,8 +56,8 @@ def decide(rules: list[Rule], letters: QuerySet) -> list[Decision]:
     if not ids:
         return []
     lineage = lineage_of(ids)
-    replayable = set(rules_may_replay(DeadLetter.objects.filter(id__in=ids)).values_list("id", flat=True))
-    captured = dict(DeadLetter.objects.filter(id__in=ids).values_list("id", "captured_at"))
+    replayable = set(rules_may_replay(DeadLetter.objects.filter(id__any=ids)).values_list("id", flat=True))
+    captured = dict(DeadLetter.objects.filter(id__any=ids).values_list("id", "captured_at"))
     decisions: list[Decision] = []
     for letter_id in sorted(ids):
         state = lineage.get(letter_id, _Lineage())
@@ -89,9 +89,9 @@ def decide(rules: list[Rule], letters: QuerySet) -> list[Decision]:
 
 def lineage_of(ids: set[int]) -> dict[int, _Lineage]:
     """Each letter's handling so far: its own, else its parent's (a return carries it on)."""
-    parents = dict(DeadLetter.objects.filter(id__in=ids, parent__isnull=False).values_list("id", "parent_id"))
+    parents = dict(DeadLetter.objects.filter(id__any=ids, parent__isnull=False).values_list("id", "parent_id"))
     rows = {row["letter_id"]: row for row in LetterHandling.objects.filter(
-        letter_id__in=ids | set(parents.values())).values("letter_id", "rule_id", "tries", "ran_out")}
+        letter_id__any=ids | set(parents.values())).values("letter_id", "rule_id", "tries", "ran_out")}
     found = {}
     for letter_id in ids:
         row = rows.get(letter_id) or rows.get(parents.get(letter_id))
@@ -138,7 +138,7 @@ def dry_run(rule: Rule, *, reader: Actor, enabler: Any = None) -> DryRun:
     letters = visible(reader, open_letters())
     # Only what this rule matches can be its: the earlier rules are asked about those letters
     # alone (at a million held letters, one pass for the whole rule set took seconds per rule).
-    letters = letters.filter(pk__in=matching(rule, letters))
+    letters = letters.filter(pk__any=matching(rule, letters))
     decisions = decide([*earlier, rule], letters)
     mine = [d for d in decisions if d.rule.pk == rule.pk]
     result = DryRun(matched=len({d.letter_id for d in mine}))
