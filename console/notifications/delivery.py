@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from celery import current_app
 from django.conf import settings
@@ -39,7 +40,7 @@ class Failed(Exception):
         self.countdown = countdown
 
 
-def queue(channel: Channel, event: str, key: str, place: DeadPlace | None, body: dict) -> Delivery:
+def queue(channel: Channel, event: str, key: str, place: DeadPlace | None, body: dict[str, Any]) -> Delivery:
     """The waiting delivery of ``key`` to ``channel``, counted once more, or a new one sent after
     DLO_NOTIFY_GROUP_SECONDS."""
     now = timezone.now()

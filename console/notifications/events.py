@@ -52,6 +52,9 @@ EVENTS = {
     "broker.down": "a broker has not answered for longer than the threshold, in minutes",
 }
 
+#: Who of a subscription's members may be told of an event (those who may approve a job, ...).
+Audience = Callable[[Any], bool]
+
 
 @dataclass(frozen=True)
 class Spread:
@@ -61,12 +64,12 @@ class Spread:
     subscriptions may hear of, never one including letters of other places."""
 
     counts: dict[DeadPlace, int]
-    told: Callable[[int, DeadPlace | None], tuple[str, dict]]
+    told: Callable[[int, DeadPlace | None], tuple[str, dict[str, Any]]]
 
 
-def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None, details: dict | None = None,
+def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None, details: dict[str, Any] | None = None,
            value: float | None = None, previous: float | None = None,
-           audience: Callable[[Any], bool] | None = None, spread: Spread | None = None) -> list[Delivery]:
+           audience: Audience | None = None, spread: Spread | None = None) -> list[Delivery]:
     """Queue messages about one event (inside the caller's transaction) for every channel whose
     subscriptions hear it; returns the deliveries made or added to. An event with a ``value``
     (a depth, minutes down) is heard when it crosses the subscription's threshold (0 without
@@ -113,10 +116,11 @@ def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None
     return made
 
 
-def _members(subscription: Subscription) -> list:
-    if subscription.user_id is not None:
+def _members(subscription: Subscription) -> list[Any]:
+    """Who the subscription speaks for: its user, or every member of its group of users."""
+    if subscription.user is not None:
         return [subscription.user]
-    return list(subscription.group.user_set.all()) if subscription.group_id is not None else []
+    return list(subscription.group.user_set.all()) if subscription.group is not None else []
 
 
 def _creator_scope(subscription: Subscription) -> Scope:
@@ -127,7 +131,7 @@ def _creator_scope(subscription: Subscription) -> Scope:
     return scope_of(creator if creator is not None else subscription.created_by)
 
 
-def _may_hear(subscription: Subscription, place: DeadPlace | None, audience) -> bool:
+def _may_hear(subscription: Subscription, place: DeadPlace | None, audience: Audience | None) -> bool:
     members = _members(subscription)
     if not members:
         return False
@@ -148,7 +152,8 @@ def _may_hear(subscription: Subscription, place: DeadPlace | None, audience) -> 
     return True
 
 
-def _may_hear_of(subscription: Subscription, places: Iterable[DeadPlace], audience) -> set[DeadPlace]:
+def _may_hear_of(subscription: Subscription, places: Iterable[DeadPlace],
+                 audience: Audience | None) -> set[DeadPlace]:
     """The places of a spread event this subscription hears of: its own place (or any), that
     its creator and every member may see; none when a member is inactive or not the audience."""
     members = _members(subscription)

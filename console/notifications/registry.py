@@ -27,4 +27,5 @@ def kind_of(kind: str) -> ChannelKind:
     except KeyError:
         raise NotifyError(f"kind must be one of {', '.join(KINDS)}") from None
     module_name, _, class_name = dotted.rpartition(".")
-    return getattr(import_module(module_name), class_name)()
+    kind_class: type[ChannelKind] = getattr(import_module(module_name), class_name)
+    return kind_class()
