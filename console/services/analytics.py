@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from console.access.actors import Actor
 from console.access.redaction_policy import for_user, mask_envelopes
 from console.access.scope import scope_of
 from console.models import ArrivalCell, Broker, BusyName, FailureGroupHistory, OutcomeStat
@@ -23,7 +25,7 @@ from console.models import ArrivalCell, Broker, BusyName, FailureGroupHistory, O
 LISTED = 50
 
 
-def letters_url(**filters) -> str:
+def letters_url(**filters: Any) -> str:
     """The letters page (every place the reader may see) filtered by the keys of
     console.services.selection; None values are left out."""
     return reverse("letters") + "?" + urlencode({k: v for k, v in filters.items() if v not in (None, "")})
@@ -36,10 +38,10 @@ class Outcome:
     stat: OutcomeStat
     label: str = ""
     exception_type: str = ""
-    filters: dict = field(default_factory=dict)
+    filters: dict[str, Any] = field(default_factory=dict)
     group_url: str = ""
 
-    def url(self, **more) -> str:
+    def url(self, **more: Any) -> str:
         return letters_url(**self.filters, **more)
 
     @property
@@ -61,11 +63,11 @@ class Analytics:
     overall: Outcome | None = None
     groups: list[Outcome] = field(default_factory=list)
     origins: list[Outcome] = field(default_factory=list)
-    busiest: dict[str, list[dict]] = field(default_factory=dict)
+    busiest: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     arrivals: dict[tuple[int, int], int] = field(default_factory=dict)
 
 
-def analytics_for(user, *, listed: int = LISTED) -> Analytics:
+def analytics_for(user: Actor, *, listed: int = LISTED) -> Analytics:
     if not scope_of(user).unlimited:
         return Analytics(limited=True)
     stats = OutcomeStat.objects.all()
@@ -93,9 +95,9 @@ def analytics_for(user, *, listed: int = LISTED) -> Analytics:
     )
 
 
-def _busiest(user, brokers: dict[str, int]) -> dict[str, list[dict]]:
+def _busiest(user: Actor, brokers: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
     redactor = for_user(user)
-    found: dict[str, list[dict]] = {kind: [] for kind in BusyName.Kind.values}
+    found: dict[str, list[dict[str, Any]]] = {kind: [] for kind in BusyName.Kind.values}
     for busy in BusyName.objects.all():
         name = busy.name
         if busy.kind == BusyName.Kind.ORIGIN:

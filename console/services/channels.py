@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
 
@@ -32,7 +33,7 @@ from console.services.audit import Actor, actor_name
 @transaction.atomic
 def notify_test(channel: Channel, *, actor: Actor) -> Delivery:
     """A test message through ``channel``, sent at once (not grouped), audited."""
-    body = {"event": "test", "about": "a test message", "subject": f"test of channel {channel.name}",
+    body: dict[str, Any] = {"event": "test", "about": "a test message", "subject": f"test of channel {channel.name}",
             "place": None, "details": {"asked by": actor_name(actor)}, "at": timezone.now().isoformat(), "count": 1}
     delivery = Delivery.objects.create(channel=channel, event="test", key=f"test:{timezone.now().isoformat()}",
                                        subject=body["subject"], body=body, send_after=timezone.now())
@@ -56,7 +57,8 @@ def _checked_target(kind: str, target: str) -> tuple[str, str | None]:
     if allowed and not any(re.fullmatch(pattern, target) for pattern in allowed):
         raise NotifyError(f"{split_target(target)[0]!r} is not among the targets this site allows "
                           "(DLO_NOTIFY_TARGETS)")
-    if len(split_target(target)[0]) > Channel._meta.get_field("target").max_length:
+    longest = Channel._meta.get_field("target").max_length
+    if longest is not None and len(split_target(target)[0]) > longest:
         raise NotifyError("the target is too long once its credentials are shown as ***")
     return target, secret
 
@@ -129,7 +131,8 @@ def do_change_channel(channel: Channel, *, actor: Actor, name: str | None = None
     return channel
 
 
-def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user=None, group=None,
+def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user: User | None = None,
+                 group: Group | None = None,
                  place: DeadPlace | None = None, threshold: int | None = None) -> Subscription:
     """Subscribe a user, or a group of users, to events through a channel (of one place, or of
     all). An admin limited to some places may subscribe anyone only to a place within their
@@ -155,7 +158,7 @@ def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user=
 
 
 @transaction.atomic
-def _subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user, group,
+def _subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user: User | None, group: Group | None,
                place: DeadPlace | None, threshold: int | None) -> Subscription:
     events = list(dict.fromkeys(events or []))
     unknown = [event for event in events if event not in EVENTS]
@@ -174,7 +177,7 @@ def _subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user, g
     return subscription
 
 
-def user_named(username: str | None):
+def user_named(username: str | None) -> User | None:
     """The user named ``username`` (None for none); NotifyError when there is no such user."""
     if not username:
         return None

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import connection
-from django.db.models import JSONField, Model
+from django.db.backends.utils import CursorWrapper
+from django.db.models import Field, JSONField, Model
 from django.utils import timezone
 from psycopg import adapters
 from psycopg.adapt import Dumper
@@ -32,28 +33,31 @@ def copy_insert(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> list[i
     if not rows:
         return []
     meta = model._meta
+    pk = meta.pk
+    if pk is None:  # an abstract model's: nothing can be inserted into it
+        raise TypeError(f"{model.__name__} has no table to insert into")
     given = list(rows[0])
-    column_of = {field.attname: field.column for field in meta.concrete_fields}
+    column_of = {field.attname: field.column for field in meta.concrete_fields if field.column is not None}
     missing = [field for field in meta.concrete_fields if field.attname not in given and not field.primary_key]
     defaults = {field.attname: _default(field) for field in missing}
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
         cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                       [meta.db_table, meta.pk.column, len(rows)])
-        ids = [pk for (pk,) in cursor.fetchall()]
-        columns = [column_of[name] for name in [meta.pk.attname, *given, *defaults]]
+                       [meta.db_table, pk.column, len(rows)])
+        ids = [new_id for (new_id,) in cursor.fetchall()]
+        columns = [column_of[name] for name in [pk.attname, *given, *defaults]]
         fixed = list(defaults.values())
         oid_of = _column_types(cursor, meta.db_table)
         cursor.cursor.adapters.register_dumper(None, _JsonText)
         names = ", ".join(quote(column) for column in columns)
         with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types([oid_of[column] for column in columns])
-            for pk, row in zip(ids, rows):
-                copy.write_row([pk, *(row[name] for name in given), *fixed])
+            for new_id, row in zip(ids, rows, strict=True):
+                copy.write_row([new_id, *(row[name] for name in given), *fixed])
     return ids
 
 
-def _default(field) -> Any:
+def _default(field: Field[Any, Any]) -> Any:
     if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
         return timezone.now()
     if isinstance(field, JSONField):
@@ -64,7 +68,7 @@ def _default(field) -> Any:
 _types: dict[str, dict[str, int]] = {}
 
 
-def _column_types(cursor, table: str) -> dict[str, int]:
+def _column_types(cursor: CursorWrapper, table: str) -> dict[str, int]:
     """Each column's type oid, which a binary COPY must name (asked once a process)."""
     if table not in _types:
         cursor.execute("SELECT attname, atttypid FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0",

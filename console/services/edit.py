@@ -57,9 +57,10 @@ def tagged_headers(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise JobError('headers must be a JSON object: {"name": value, ...}')
     try:
-        return to_json(from_json(value))
+        canonical: dict[str, Any] = to_json(from_json(value))
     except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
         raise JobError(f"a tagged header value does not decode: {exc}") from None
+    return canonical
 
 
 def make_edited_copy(letter: DeadLetter, *, body: bytes, headers: dict[str, Any]) -> tuple[DeadLetter, DeadLetter]:
@@ -102,7 +103,8 @@ def record_edit(job: Job, original: DeadLetter, copy: DeadLetter, *, before_body
     )
 
 
-def edit_diff(before_body: bytes, after_body: bytes, before_headers: dict, after_headers: dict) -> dict:
+def edit_diff(before_body: bytes, after_body: bytes, before_headers: dict[str, Any],
+              after_headers: dict[str, Any]) -> dict[str, Any]:
     """What an edit changed, small enough for an audit row."""
     added = sorted(set(after_headers) - set(before_headers))
     removed = sorted(set(before_headers) - set(after_headers))
@@ -140,7 +142,7 @@ def _text_diff(before: bytes, after: bytes) -> str:
     return text if len(text) <= DIFF_CHARS else text[:DIFF_CHARS] + "\n… (diff cut)"
 
 
-def _content_key(message_id: str, headers: dict, body: bytes) -> str:
+def _content_key(message_id: str, headers: dict[str, Any], body: bytes) -> str:
     digest = hashlib.sha256(b"edited\0")
     digest.update(message_id.encode("utf-8", "surrogatepass"))
     digest.update(json.dumps(headers, sort_keys=True).encode("utf-8", "surrogatepass"))

@@ -13,6 +13,7 @@ from typing import Any
 
 from django import forms
 from django.db.models import Q, QuerySet
+from django.http import QueryDict
 from django_filters import ChoiceFilter, FilterSet
 
 from console.models import AuditEvent, DeadPlace, Delivery, GroupTriage, Job, LetterState, Origin
@@ -71,11 +72,11 @@ class AuditFilterSet(FilterSet):
         model = AuditEvent
         fields: list[str] = []
 
-    def filter_place(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_place(self, qs: QuerySet[AuditEvent], name: str, value: str) -> QuerySet[AuditEvent]:
         jobs_there = Job.objects.filter(place__name=value).values("id")
         return qs.filter(Q(place_name=value) | Q(job_id__in=jobs_there))
 
-    def filter_letter(self, qs: QuerySet, name: str, value: int) -> QuerySet:
+    def filter_letter(self, qs: QuerySet[AuditEvent], name: str, value: int) -> QuerySet[AuditEvent]:
         return qs.filter(letter_ids__contains=[value])
 
 
@@ -98,11 +99,11 @@ class GroupFilterSet(FilterSet):
         model = GroupTriage
         fields: list[str] = []
 
-    def as_parsed(self, qs: QuerySet, name: str, value: Any) -> QuerySet:
+    def as_parsed(self, qs: QuerySet[GroupTriage], name: str, value: Any) -> QuerySet[GroupTriage]:
         return qs
 
 
-def group_query(params, *, strict: bool) -> dict[str, Any]:
+def group_query(params: QueryDict, *, strict: bool) -> dict[str, Any]:
     """The groups' parameters as parsed: place (int or None), state (a letter state or "any",
     held when not given), status, owner, tag ("" when not given). ``strict`` (the API) refuses a
     wrong one with a 400; otherwise (the page) a wrong one counts as not given."""

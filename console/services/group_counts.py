@@ -59,10 +59,11 @@ def fold() -> int:
                 )
                 SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM kept)"""
         )
-        return cursor.fetchone()[0]
+        folded: int = cursor.fetchone()[0]
+        return folded
 
 
-def groups(params: dict[str, Any], counts: QuerySet, limit: int) -> list[dict]:
+def groups(params: dict[str, Any], counts: QuerySet[GroupCount], limit: int) -> list[dict[str, Any]]:
     """The largest groups among the counts ``counts`` (narrowed to what a reader may see)
     matching ``params``: fingerprint, count, origins, places, first and last seen and the
     sample (the group's first letter), biggest first."""
@@ -73,7 +74,7 @@ def groups(params: dict[str, Any], counts: QuerySet, limit: int) -> list[dict]:
         .filter(letters__gt=0)
         .order_by()
     )
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for row in rows:
         group = found.setdefault(row["fingerprint"], {"fingerprint": row["fingerprint"], "count": 0, "origins": set(),
                                                       "places": set(), "keys": set()})
@@ -89,7 +90,7 @@ def groups(params: dict[str, Any], counts: QuerySet, limit: int) -> list[dict]:
         found_ends = [ends[key] for key in ((p, s, group["fingerprint"]) for p, s in group["keys"]) if key in ends]
         if not found_ends:
             continue
-        firsts, lasts = zip(*found_ends)
+        firsts, lasts = zip(*found_ends, strict=True)
         first_seen, sample_id = min(firsts)
         result.append({"fingerprint": group["fingerprint"], "count": group["count"], "first_seen": first_seen,
                        "last_seen": max(lasts), "origins": list(group["origins"]), "places": list(group["places"]),
@@ -119,7 +120,7 @@ def _ends(keys: Iterable[tuple[int, str, str]]) -> dict[tuple[int, str, str], tu
     keys = list(keys)
     if not keys:
         return {}
-    places, states, fingerprints = zip(*keys)
+    places, states, fingerprints = zip(*keys, strict=True)
     with connection.cursor() as cursor:
         cursor.execute(
             """SELECT k.place_id, k.state, k.fingerprint, first.captured_at, first.id, last.captured_at

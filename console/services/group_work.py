@@ -11,9 +11,11 @@ told to its owner (``group.reopened``, console.notifications.events)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
@@ -56,14 +58,14 @@ def matching_fingerprints(*, status: str = "", owner: str = "", tag: str = "") -
     return set(rows.values_list("fingerprint", flat=True)), True
 
 
-def _letters(fingerprint: str, actor: Actor) -> QuerySet:
+def _letters(fingerprint: str, actor: Actor) -> QuerySet[DeadLetter]:
     letters = visible(actor, DeadLetter.objects.filter(fingerprint=fingerprint))
     if not letters.exists():
         raise GroupError("no such failure group among the letters you may see")
     return letters
 
 
-def _concerns(letters: QuerySet) -> list[int]:
+def _concerns(letters: QuerySet[DeadLetter]) -> list[int]:
     """One letter of the group per place the actor may see it in: what its audit rows concern."""
     return list(letters.order_by().values("place_id").annotate(first=Min("id")).values_list("first", flat=True))
 
@@ -156,15 +158,19 @@ def reopen_groups() -> list[str]:
                              details={"fingerprint": row.fingerprint, "new_letters": count})
             owner, fingerprint = row.owner, row.fingerprint
 
-            def told(count: int, place: DeadPlace | None, fingerprint=fingerprint) -> tuple[str, dict]:
+            def told(count: int, place: DeadPlace | None, fingerprint: str = fingerprint) -> tuple[str, dict[str, Any]]:
                 return (f"resolved failure group {fingerprint[:8]} got {count} new letters: reopened",
                         {"fingerprint": fingerprint, "new_letters": count})
 
             notify("group.reopened", key=f"reopened:{fingerprint}", subject="", details={},
                    spread=Spread({places[pk]: n for pk, n in counts.items() if pk in places}, told),
-                   audience=(lambda user, owner=owner: owner is not None and user.pk == owner.pk))
+                   audience=partial(_is_owner, owner))
         reopened.append(row.fingerprint)
     return reopened
+
+
+def _is_owner(owner: AbstractBaseUser | None, user: AbstractBaseUser) -> bool:
+    return owner is not None and user.pk == owner.pk
 
 
 def _facts(row: GroupTriage) -> dict[str, Any]:

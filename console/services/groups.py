@@ -6,20 +6,24 @@ console.services.selection, so a group can be narrowed to one place, broker or s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
-from datetime import timezone as dt_timezone
-from typing import Any
+from datetime import UTC, datetime, time, timedelta
+from typing import Any, TypeVar
 
 from django.db import connection
 from django.db.models import Count, Max, Min, QuerySet, Sum
 from django.db.models.functions import TruncDay
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.access.scope import visible
 from console.models import DeadLetter, GroupCount
 from console.services import group_counts
 from console.services.selection import filter_letters
+
+#: What groups are counted from: the letters, or their counts.
+_Counted = TypeVar("_Counted", DeadLetter, GroupCount)
 
 #: Origins listed per group; a group fed by more says "and N more".
 ORIGINS_SHOWN = 5
@@ -46,11 +50,11 @@ class Among:
     """The letters groups are counted over: those ``reader`` may see (everyone's without a
     reader), narrowed to the failure groups ``fingerprints`` (or to all others, ``excluded``)."""
 
-    reader: Any = None
+    reader: Actor | None = None
     fingerprints: frozenset[str] | None = None
     excluded: bool = False
 
-    def narrowed(self, queryset: QuerySet) -> QuerySet:
+    def narrowed(self, queryset: QuerySet[_Counted]) -> QuerySet[_Counted]:
         """Letters, or their counts (console.models.GroupCount), narrowed alike."""
         queryset = visible(self.reader, queryset)
         if self.fingerprints is None:
@@ -86,7 +90,7 @@ def failure_groups(params: dict[str, Any], among: Among = EVERY_LETTER, *, limit
     groups = []
     for row in rows:
         origins = sorted(o for o in row["origins"] if o)
-        sample = samples.get(row["sample_id"], {})
+        sample: Mapping[str, Any] = samples.get(row["sample_id"], {})
         groups.append(
             FailureGroup(
                 fingerprint=row["fingerprint"],
@@ -104,7 +108,7 @@ def failure_groups(params: dict[str, Any], among: Among = EVERY_LETTER, *, limit
     return groups
 
 
-def _counted_from_letters(params: dict[str, Any], letters: QuerySet, limit: int) -> list[dict]:
+def _counted_from_letters(params: dict[str, Any], letters: QuerySet[DeadLetter], limit: int) -> list[dict[str, Any]]:
     """The groups of any filter, counted over the letters (the sample: a group's lowest id).
 
     One query in two steps: the letters are first counted per fingerprint, origin and place (a
@@ -132,7 +136,7 @@ def _counted_from_letters(params: dict[str, Any], letters: QuerySet, limit: int)
             [*sql_params, limit],
         )
         columns = ("fingerprint", "count", "first_seen", "last_seen", "origins", "places", "sample_id")
-        return [dict(zip(columns, row)) for row in cursor.fetchall()]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def daily_counts(
@@ -141,7 +145,7 @@ def daily_counts(
     """Letters (of ``among``) captured per UTC day for each of ``fingerprints`` over the last
     ``days`` days, today included: every day from the first to the last with letters is there,
     0 when a group had none (so a line does not skip a quiet day)."""
-    today = timezone.now().astimezone(dt_timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    today = timezone.now().astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     since = today - timedelta(days=days - 1)
     if group_counts.counted(params):
         rows = (
@@ -151,14 +155,14 @@ def daily_counts(
             .annotate(count=Sum("letters"))
             .order_by()
         )
-        found = {(r["fingerprint"], datetime.combine(r["day"], time.min, tzinfo=dt_timezone.utc)): r["count"]
+        found = {(r["fingerprint"], datetime.combine(r["day"], time.min, tzinfo=UTC)): r["count"]
                  for r in rows if r["count"]}
     else:
         rows = (
             filter_letters(params, among.narrowed(DeadLetter.objects.all()))
             .filter(fingerprint__in=fingerprints, captured_at__gte=since)
             .order_by()
-            .annotate(day=TruncDay("captured_at", tzinfo=dt_timezone.utc))
+            .annotate(day=TruncDay("captured_at", tzinfo=UTC))
             .values("fingerprint", "day")
             .annotate(count=Count("id"))
             # No ORDER BY: sorting the letters by day spilled to disk at 1,000,000 letters, and

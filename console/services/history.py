@@ -10,24 +10,23 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.db.models import QuerySet
-
 from django.utils import timezone
 
 from console.models import FailureGroupDay, FailureGroupHistory
 
 
-def history_groups(*, groups: QuerySet | None = None, limit: int = 50, days: int = 30,
+def history_groups(*, groups: QuerySet[FailureGroupHistory] | None = None, limit: int = 50, days: int = 30,
                    fingerprint: str | None = None, today: date | None = None) -> list[dict[str, Any]]:
     """The largest groups (or one, by fingerprint) of ``groups`` (default: all; a page passes
     what its user may see), each with ``trend``: [(day, count), ...]."""
     groups = FailureGroupHistory.objects.all() if groups is None else groups
     if fingerprint:
         groups = groups.filter(fingerprint=fingerprint)
-    groups = list(groups.order_by("-count", "fingerprint")[:limit])
+    largest = list(groups.order_by("-count", "fingerprint")[:limit])
     today = today or timezone.now().date()
     first = today - timedelta(days=days - 1)
-    counts: dict[int, dict[date, int]] = {group.pk: {} for group in groups}
-    for group_id, day, count in FailureGroupDay.objects.filter(group__in=groups, day__gte=first, day__lte=today) \
+    counts: dict[int, dict[date, int]] = {group.pk: {} for group in largest}
+    for group_id, day, count in FailureGroupDay.objects.filter(group__in=largest, day__gte=first, day__lte=today) \
             .values_list("group_id", "day", "count"):
         counts[group_id][day] = count
     span = [first + timedelta(days=offset) for offset in range(days)]
@@ -39,5 +38,5 @@ def history_groups(*, groups: QuerySet | None = None, limit: int = 50, days: int
             "consumers": group.consumers, "hosts": group.hosts, "computed_at": group.computed_at,
             "trend": [(day, counts[group.pk].get(day, 0)) for day in span],
         }
-        for group in groups
+        for group in largest
     ]

@@ -8,6 +8,8 @@ Its keys are FILTER_KEYS of console.services.selection, as strings: numbers are 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.db.models import (
     BinaryField,
@@ -59,7 +61,7 @@ class StatesField(TextField):
     """Letter states, comma separated (``held,failed``), or ``any``: a word that is no state is
     refused, not read as a filter that matches nothing."""
 
-    def clean(self, value):
+    def clean(self, value: Any) -> list[str] | None:
         value = super().clean(value)
         if value in (None, ""):
             return None
@@ -107,13 +109,13 @@ class LetterFilterSet(FilterSet):
         model = DeadLetter
         fields: list[str] = []
 
-    def filter_state(self, qs: QuerySet, name: str, value: list[str]) -> QuerySet:
+    def filter_state(self, qs: QuerySet[Any], name: str, value: list[str]) -> QuerySet[Any]:
         return qs if ANY_STATE in value else qs.filter(state__in=value)
 
-    def filter_origin(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_origin(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         return qs.filter(Q(origin_queue=value) | Q(origin_address=value))
 
-    def filter_header(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_header(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         wanted_value = self.form.cleaned_data.get("header_value")
         if wanted_value in (None, ""):
             return qs.filter(headers__has_key=value)
@@ -124,10 +126,10 @@ class LetterFilterSet(FilterSet):
         return qs.filter(Exists(LetterSearch.objects.filter(
             Q(headers__contains=wanted) | Q(pending=True), letter_id=OuterRef("pk"))), headers__contains=wanted)
 
-    def filter_header_value(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_header_value(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         return qs  # applied with the header it belongs to (filter_header)
 
-    def filter_body(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_body(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         needle = value.encode("utf-8")
         # The escaped body holding the escaped needle follows from the body holding the needle,
         # and lets PostgreSQL narrow the search with the trigram index on the escaped bodies
@@ -137,8 +139,9 @@ class LetterFilterSet(FilterSet):
         # search row is still a placeholder (partial too: console.services.search_rows).
         may_hold = LetterSearch.objects.filter(Q(text__contains=escaped(needle)) | Q(partial=True),
                                                letter_id=OuterRef("pk"))
-        return qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
+        holding: QuerySet[Any] = qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
+        return holding
 
-    def filter_came_back(self, qs: QuerySet, name: str, value: bool) -> QuerySet:
+    def filter_came_back(self, qs: QuerySet[Any], name: str, value: bool) -> QuerySet[Any]:
         returned = Exists(DeadLetter.objects.filter(parent_id=OuterRef("pk")))
         return qs.filter(returned) if value else qs.exclude(returned)

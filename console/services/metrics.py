@@ -16,7 +16,8 @@ job's kind, are made by code and left as they are)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
@@ -28,7 +29,7 @@ from console.models import Broker, Channel, DeadPlace, Delivery, Job, LetterHand
 from console.services import group_counts
 
 
-def _place_label(place: dict) -> str:
+def _place_label(place: Mapping[str, Any]) -> str:
     scope = place["scope"] if place["scope"] not in ("", "/") else ""
     return f"{scope}/{place['name']}" if scope else place["name"]
 

@@ -16,8 +16,7 @@ A parser that refuses raises :class:`InputRefused` (a Refusal: 400 on pages and 
 from __future__ import annotations
 
 import re
-from datetime import datetime
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 import django_filters
@@ -65,11 +64,11 @@ class WholeNumberField(forms.Field):
     """A whole number written in ASCII digits, from ``min_value`` (default 0) to ``max_value``
     (default the largest bigint): what an id, a cursor, a weekday or an hour is."""
 
-    def __init__(self, *, min_value: int = 0, max_value: int = INT64_MAX, **kwargs) -> None:
+    def __init__(self, *, min_value: int = 0, max_value: int = INT64_MAX, **kwargs: Any) -> None:
         self.min_value, self.max_value = min_value, max_value
         super().__init__(**kwargs)
 
-    def to_python(self, value):
+    def to_python(self, value: Any) -> int | None:
         if value in self.empty_values:
             return None
         number = ascii_whole_number(value.strip() if isinstance(value, str) else value,
@@ -88,10 +87,10 @@ class IntegerField(forms.IntegerField):
     a bigint unless narrower bounds are given: Django's reads '٣' as 3, through ``int()``."""
 
     def __init__(self, *, min_value: int | None = -INT64_MAX - 1, max_value: int | None = INT64_MAX,
-                 **kwargs) -> None:
+                 **kwargs: Any) -> None:
         super().__init__(min_value=min_value, max_value=max_value, **kwargs)
 
-    def to_python(self, value):
+    def to_python(self, value: Any) -> int | None:
         if isinstance(value, str) and value.strip() and not re.fullmatch(r"-?[0-9]+", value.strip()):
             raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
         return super().to_python(value)
@@ -102,7 +101,7 @@ class ApiIntegerField(serializers.IntegerField):
     minus, and the ``.0`` DRF allows): DRF's reads '٣' and '²'... through ``int()``, which
     takes every script's digits. A JSON number is read as DRF reads it."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> int:
         if isinstance(data, str) and not re.fullmatch(r"\s*-?[0-9]+(\.0*)?\s*", data):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -111,13 +110,13 @@ class ApiIntegerField(serializers.IntegerField):
 class TextField(forms.CharField):
     """Text kept as typed (not stripped) that PostgreSQL can store: no NUL, no lone surrogate."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("strip", False)
         super().__init__(**kwargs)
         # Our own message below says why, in the console's words.
         self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
 
-    def validate(self, value) -> None:
+    def validate(self, value: Any) -> None:
         super().validate(value)
         problem = unstorable_text(value or "")
         if problem:
@@ -132,13 +131,13 @@ def parse_moment(value: str) -> datetime | None:
         if parsed is None:
             return None
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=dt_timezone.utc)
-        return parsed.astimezone(dt_timezone.utc)
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC)
     except (ValueError, OverflowError):
         return None
 
 
-def _date(value: str):
+def _date(value: str) -> date | None:
     try:
         return parse_date(value)
     except ValueError:
@@ -148,14 +147,14 @@ def _date(value: str):
 class MomentField(forms.Field):
     """An ISO 8601 date and time, as an aware UTC datetime (see parse_moment)."""
 
-    def to_python(self, value):
+    def to_python(self, value: Any) -> datetime | None:
         if value in self.empty_values:
             return None
         if isinstance(value, datetime):
             return value
         moment = parse_moment(str(value))
         if moment is None and (day := _date(str(value))) is not None:
-            moment = datetime.combine(day, datetime.min.time(), tzinfo=dt_timezone.utc)  # a date: its midnight
+            moment = datetime.combine(day, datetime.min.time(), tzinfo=UTC)  # a date: its midnight
         if moment is None:
             raise forms.ValidationError(f"must be an ISO 8601 date and time, got {value!r}", code="invalid")
         return moment
@@ -165,7 +164,7 @@ class FlagField(forms.Field):
     """Yes or no, read as leniently as links write it: 1, true or yes (any case) is yes, any
     other text no."""
 
-    def to_python(self, value):
+    def to_python(self, value: Any) -> bool | None:
         if value in self.empty_values:
             return None
         return str(value).lower() in ("1", "true", "yes")

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.contrib.auth.models import User
 from django.db import transaction
 
+from console.access.actors import Actor
 from console.access.roles import limits_of, role_of, set_role
 from console.access.scope import OutOfScope, Scope, scope_of
 from console.models import Broker, DeadPlace, RoleScope
@@ -25,7 +27,7 @@ from console.services import audit
 Limits = tuple[Iterable[Broker], Iterable[DeadPlace]]
 
 
-def do_change_access(user, *, actor, role: str | None = None, brokers: Iterable[Broker] = (),
+def do_change_access(user: User, *, actor: Actor, role: str | None = None, brokers: Iterable[Broker] = (),
                      places: Iterable[DeadPlace] = (), clear_limits: bool = False, reason: str = "") -> None:
     """Change a user's role (unless ``role`` is None) and, when brokers, places or
     ``clear_limits`` are given, their limits: checked as a whole first, then made in one
@@ -40,7 +42,7 @@ def do_change_access(user, *, actor, role: str | None = None, brokers: Iterable[
             _set_limits(user, brokers=brokers, places=places, actor=actor, reason=reason)
 
 
-def do_grant_role(user, role: str, *, actor, reason: str = "") -> None:
+def do_grant_role(user: User, role: str, *, actor: Actor, reason: str = "") -> None:
     """Make ``role`` the user's one role (the other role groups are taken away); audited.
 
     ``role`` "" takes every role away. Limits to brokers or places are kept as they are: a
@@ -50,7 +52,8 @@ def do_grant_role(user, role: str, *, actor, reason: str = "") -> None:
     _grant_role(user, role, actor=actor, reason=reason)
 
 
-def do_set_limits(user, *, brokers=(), places=(), actor, reason: str = "") -> None:
+def do_set_limits(user: User, *, brokers: Iterable[Broker] = (), places: Iterable[DeadPlace] = (), actor: Actor,
+                  reason: str = "") -> None:
     """Limit ``user`` to exactly these brokers and places; none of either lifts every limit,
     which only an explicit ``--clear-limits`` asks for. Audited (``grant_scope``) with what the
     limits were and are, removed brokers and places included."""
@@ -60,7 +63,8 @@ def do_set_limits(user, *, brokers=(), places=(), actor, reason: str = "") -> No
     _set_limits(user, brokers=brokers, places=places, actor=actor, reason=reason)
 
 
-def guard_access(actor, user, *, role: str | None = None, limits: Limits | None = None, clear: bool = False) -> None:
+def guard_access(actor: Actor, user: User, *, role: str | None = None, limits: Limits | None = None,
+                 clear: bool = False) -> None:
     """Refuse (audited, then OutOfScope) a change of ``user``'s role or limits that would reach
     beyond the acting admin's own limits (see the module's docstring)."""
     why = access_refusal(actor, user, role=role, limits=limits, clear=clear)
@@ -75,7 +79,7 @@ def guard_access(actor, user, *, role: str | None = None, limits: Limits | None 
     raise OutOfScope(why)
 
 
-def access_refusal(actor, user, *, role: str | None = None, limits: Limits | None = None,
+def access_refusal(actor: Actor, user: User, *, role: str | None = None, limits: Limits | None = None,
                    clear: bool = False) -> str:
     """Why ``actor`` may not make this change of ``user``'s access; "" when they may."""
     mine = scope_of(actor)
@@ -101,7 +105,7 @@ def access_refusal(actor, user, *, role: str | None = None, limits: Limits | Non
 BEYOND_YOUR_LIMITS = "places beyond your limits"
 
 
-def limits_seen_by(reader) -> dict[int, list[str]]:
+def limits_seen_by(reader: Actor) -> dict[int, list[str]]:
     """Each limited user's limits by user id, as ``reader`` may read them: a reader with limits
     reads the brokers and places within their own by name, and the rest as one
     :data:`BEYOND_YOUR_LIMITS` (no name, no count); a removed broker or place is named to
@@ -112,7 +116,7 @@ def limits_seen_by(reader) -> dict[int, list[str]]:
         labels = seen.setdefault(row.user_id, [])
         if mine.unlimited:
             within = True
-        elif row.place_id is not None:
+        elif row.place is not None:
             within = mine.allows(row.place.broker_id, row.place_id)
         else:
             within = row.broker_id is not None and mine.allows(row.broker_id, None)
@@ -130,14 +134,14 @@ def _covers(mine: Scope, brokers: Iterable[int] | None, places: Iterable[int] | 
         return True
     if brokers is None or places is None:
         return False
-    if any(broker not in mine.brokers for broker in brokers):
+    if any(not mine.allows(broker, None) for broker in brokers):
         return False
     found = dict(DeadPlace.objects.filter(pk__in=list(places)).values_list("pk", "broker_id"))
     return all(mine.allows(broker_id, pk) for pk, broker_id in found.items())
 
 
 @transaction.atomic
-def _grant_role(user, role: str, *, actor, reason: str = "") -> None:
+def _grant_role(user: User, role: str, *, actor: Actor, reason: str = "") -> None:
     before = role_of(user)
     set_role(user, role)
     audit.record("grant_role", actor=actor, reason=reason, target=user.get_username(),
@@ -145,7 +149,8 @@ def _grant_role(user, role: str, *, actor, reason: str = "") -> None:
 
 
 @transaction.atomic
-def _set_limits(user, *, brokers=(), places=(), actor, reason: str = "") -> None:
+def _set_limits(user: User, *, brokers: Iterable[Broker] = (), places: Iterable[DeadPlace] = (), actor: Actor,
+                reason: str = "") -> None:
     before = limits_of(user)
     RoleScope.objects.filter(user=user).delete()
     rows = [RoleScope.objects.create(user=user, broker=broker) for broker in brokers]

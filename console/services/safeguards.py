@@ -25,14 +25,16 @@ fixed number of set-based statements per batch, never one per letter:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
+from console.access.actors import Actor
 from console.models import DeadLetter, DeadPlace, LetterState, Origin
 from console.notifications.events import notify
 from console.refusals import Refusal, require_reason
@@ -46,7 +48,7 @@ class SafeguardError(Refusal):
     """A release or a close that cannot be done (nothing to release, no reason given)."""
 
 
-def rules_may_replay(letters: QuerySet) -> QuerySet:
+def rules_may_replay(letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
     """``letters`` without the quarantined ones and those whose origin's breaker is open."""
     open_breaker = Origin.objects.filter(
         breaker_opened_at__isnull=False, broker_id=OuterRef("broker_id"), scope=OuterRef("place__scope"),
@@ -80,8 +82,8 @@ def quarantine_words(replay_count: int) -> str:
             "a replay loop; no rule replays it until a person releases it")
 
 
-def mark_returns(rows: Sequence[dict], parent_counts: dict[int, int], now: datetime, *,
-                 on_ladder: set[int] = frozenset()) -> None:
+def mark_returns(rows: Sequence[dict[str, Any]], parent_counts: dict[int, int], now: datetime, *,
+                 on_ladder: Set[int] = frozenset()) -> None:
     """Fill the ``replay_count`` of new letters linked to a parent, and quarantine those whose
     lineage came back often enough (rows as custody writes them, parents already linked).
 
@@ -99,8 +101,8 @@ def mark_returns(rows: Sequence[dict], parent_counts: dict[int, int], now: datet
             row["quarantine_reason"] = quarantine_words(row["replay_count"])
 
 
-def audit_quarantined(place: DeadPlace, rows: Sequence[dict], ids: Sequence[int]) -> None:
-    quarantined = [letter_id for row, letter_id in zip(rows, ids) if row.get("quarantined_at")]
+def audit_quarantined(place: DeadPlace, rows: Sequence[dict[str, Any]], ids: Sequence[int]) -> None:
+    quarantined = [letter_id for row, letter_id in zip(rows, ids, strict=True) if row.get("quarantined_at")]
     if quarantined:
         audit.record("quarantine", actor=SYSTEM_ACTOR, place=place, letter_ids=quarantined, outcome="quarantined",
                      reason=f"came back {quarantine_after()} or more times after replays",
@@ -139,8 +141,8 @@ class _Streak:
         return ""
 
 
-def note_arrivals(place: DeadPlace, rows: Sequence[dict], ids: Sequence[int], now: datetime, *,
-                  on_ladder: set[int] = frozenset()) -> None:
+def note_arrivals(place: DeadPlace, rows: Sequence[dict[str, Any]], ids: Sequence[int], now: datetime, *,
+                  on_ladder: Set[int] = frozenset()) -> None:
     """Add a stored batch's letters (in arrival order) to their origins' streaks, and open the
     breakers they trip: one locking read and one upsert for the whole batch.
 
@@ -148,7 +150,7 @@ def note_arrivals(place: DeadPlace, rows: Sequence[dict], ids: Sequence[int], no
     message failing again as its ladder planned is that message's business (the ladder counts
     it), not a sign that its consumer is broken."""
     arrivals: dict[str, list[tuple[str, datetime, int]]] = {}
-    for row, letter_id in zip(rows, ids):
+    for row, letter_id in zip(rows, ids, strict=True):
         if row["origin_queue"] and row.get("parent_id") not in on_ladder:
             arrivals.setdefault(row["origin_queue"], []).append(
                 (row["exception_type"], row["last_failed_at"] or now, letter_id))
@@ -205,7 +207,7 @@ def _upsert(place: DeadPlace, streaks: dict[str, _Streak]) -> None:
 # -- a person's decisions --------------------------------------------------------------------
 
 @transaction.atomic
-def do_release(letter: DeadLetter, *, actor, reason: str) -> DeadLetter:
+def do_release(letter: DeadLetter, *, actor: Actor, reason: str) -> DeadLetter:
     """Release a quarantined letter: rules may replay it again."""
     reason = require_reason(reason, SafeguardError, "to release a letter")
     letter = DeadLetter.objects.select_for_update().select_related("place__broker").get(pk=letter.pk)
@@ -222,7 +224,7 @@ def do_release(letter: DeadLetter, *, actor, reason: str) -> DeadLetter:
 
 
 @transaction.atomic
-def do_close_breaker(origin: Origin, *, actor, reason: str) -> Origin:
+def do_close_breaker(origin: Origin, *, actor: Actor, reason: str) -> Origin:
     """Close an origin's open breaker; its streak starts afresh, so rules may replay to it again."""
     reason = require_reason(reason, SafeguardError, "to close a breaker")
     origin = Origin.objects.select_for_update().select_related("broker").get(pk=origin.pk)

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from console.access.actors import Actor
 from console.access.redaction_policy import for_user
 from console.access.redactor import MASK, Redactor
 from console.access.scope import visible
@@ -45,14 +46,16 @@ def clean_filter(params: dict[str, Any]) -> dict[str, str]:
     return cleaned
 
 
-def filter_letters(params: dict[str, Any], queryset: QuerySet | None = None) -> QuerySet:
-    """Letters matching a filter, parsed by the declared LetterFilterSet (console.services.letter_filters):
-    SelectionError, a 400, for a value it does not accept (``weekday=²``, a NUL...)."""
+def filter_letters(params: dict[str, Any], queryset: QuerySet[Any] | None = None) -> QuerySet[Any]:
+    """Letters (or their counts: console.services.group_counts) matching a filter, parsed by the
+    declared LetterFilterSet (console.services.letter_filters): SelectionError, a 400, for a value
+    it does not accept (``weekday=²``, a NUL...)."""
     f = clean_filter(params)
     if "header_value" in f and "header" not in f:
         raise SelectionError("header_value needs header (the header's name)")
     qs = DeadLetter.objects.all() if queryset is None else queryset
-    return parsed(LetterFilterSet(f, queryset=qs), SelectionError).qs
+    letters: QuerySet[Any] = parsed(LetterFilterSet(f, queryset=qs), SelectionError).qs
+    return letters
 
 
 #: Filters on what a rule may mask: confirmed against the masked letter for a user who sees
@@ -69,12 +72,12 @@ class Matches:
     more candidates than CONFIRM_CAP: ``letters`` are then the confirmed ones among the first
     candidates (a count of them is "at least"), and the next answer resumes after ``checked_to``."""
 
-    letters: QuerySet
+    letters: QuerySet[DeadLetter]
     complete: bool = True
     checked_to: int | None = None
 
 
-def visible_matches(user, params: dict[str, Any], queryset: QuerySet | None = None,
+def visible_matches(user: Actor, params: dict[str, Any], queryset: QuerySet[DeadLetter] | None = None,
                     after: int | None = None) -> Matches:
     """Letters matching a filter as ``user`` sees them (the place page, its count, the API).
 
@@ -100,7 +103,7 @@ def visible_matches(user, params: dict[str, Any], queryset: QuerySet | None = No
     ids = list(candidates[: CONFIRM_CAP + 1])
     complete = len(ids) <= CONFIRM_CAP
     ids = ids[:CONFIRM_CAP]
-    confirmed = []
+    confirmed: list[int] = []
     for start in range(0, len(ids), _CONFIRM_CHUNK):
         chunk = DeadLetter.objects.filter(id__in=ids[start:start + _CONFIRM_CHUNK]).only(
             "id", "body", "headers", "exception_type", "envelope_details")
@@ -140,7 +143,7 @@ def freeze(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None
             numbers = {None}
         if None in numbers:
             raise SelectionError("letters must be a list of numeric ids")
-        clean_ids = sorted(numbers)
+        clean_ids = sorted(number for number in numbers if number is not None)
         if not clean_ids:
             raise SelectionError("no letters selected")
         return {"ids": clean_ids}
@@ -152,7 +155,7 @@ def freeze(*, ids: list[int] | None = None, filter: dict[str, Any] | None = None
     return {"filter": cleaned, "max_id": max_id}
 
 
-def resolve(selection: dict[str, Any]) -> QuerySet:
+def resolve(selection: dict[str, Any]) -> QuerySet[DeadLetter]:
     """The letters a frozen selection names (whatever their state now)."""
     if "ids" in selection:
         return DeadLetter.objects.filter(id__in=selection["ids"])
@@ -161,7 +164,7 @@ def resolve(selection: dict[str, Any]) -> QuerySet:
     raise SelectionError("a selection holds ids or a filter")
 
 
-def arrived_since(selection: dict[str, Any], *, reader) -> int:
+def arrived_since(selection: dict[str, Any], *, reader: Actor) -> int:
     """Letters matching a frozen filter that arrived after it was frozen, among those the
     ``reader`` may see (new letters elsewhere are not theirs to count)."""
     if "filter" not in selection:

@@ -7,11 +7,13 @@ working at once. Admins (permission ``console.manage_users``) may revoke anyone'
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import QuerySet
 from rest_framework.authtoken.models import Token
 
-from console.services import audit
 from console.refusals import Refusal
+from console.services import audit
 
 #: Who may revoke other users' tokens.
 MANAGE_TOKENS_PERMISSION = "console.manage_users"
@@ -21,19 +23,19 @@ class TokenError(Refusal):
     """A token change the console refuses, with a message for the person."""
 
 
-def may_manage_all(user) -> bool:
+def may_manage_all(user: User) -> bool:
     """Whether ``user`` sees and revokes everyone's tokens, not just their own."""
     return bool(user.is_superuser or user.has_perm(MANAGE_TOKENS_PERMISSION))
 
 
-def visible_tokens(user):
+def visible_tokens(user: User) -> QuerySet[Token]:
     """The tokens ``user`` may see: their own, or everyone's for an admin."""
     tokens = Token.objects.select_related("user").order_by("user__username")
     return tokens if may_manage_all(user) else tokens.filter(user=user)
 
 
 @transaction.atomic
-def do_create_token(*, actor) -> Token:
+def do_create_token(*, actor: User) -> Token:
     """A new token for ``actor`` (replacing theirs, if any). Its key is shown to them once."""
     replaced = Token.objects.filter(user=actor).delete()[0] > 0
     token = Token.objects.create(user=actor)
@@ -43,7 +45,7 @@ def do_create_token(*, actor) -> Token:
 
 
 @transaction.atomic
-def do_revoke_token(token: Token, *, actor, reason: str = "") -> None:
+def do_revoke_token(token: Token, *, actor: User, reason: str = "") -> None:
     """Revoke a token: the actor's own, or anyone's for an admin."""
     if token.user_id != actor.pk and not may_manage_all(actor):
         raise TokenError("only an admin may revoke another user's token")

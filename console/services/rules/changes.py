@@ -57,7 +57,7 @@ def _check_reach(actor: Actor, broker_id: int | None, place_id: int | None) -> N
         broker = DeadPlace.objects.filter(pk=place_id).values_list("broker_id", flat=True).first()
         if scope.allows(broker, place_id):
             return
-    elif broker_id is not None and broker_id in scope.brokers:
+    elif broker_id is not None and scope.allows(broker_id, None):
         return
     raise RuleError("the rule's scope reaches beyond what you may act on: limit it to your broker or place")
 

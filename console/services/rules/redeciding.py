@@ -19,7 +19,7 @@ from datetime import timedelta
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from console.models import Rule
+from console.models import DeadLetter, Rule
 from console.services import rule_inbox
 from console.services.rules.matching import in_rule_scope, matches, open_letters
 from console.services.rules.spec import RuleError, check_patterns
@@ -40,7 +40,7 @@ def redecide(rule: Rule) -> None:
     rule_inbox.put_after_capture(letters.filter(handling__rule_id=rule.pk))
 
 
-def schedule_ages(rules: list[Rule], letters: QuerySet) -> None:
+def schedule_ages(rules: list[Rule], letters: QuerySet[DeadLetter]) -> None:
     """Put in, for later, the letters of ``letters`` a rule of ``rules`` will match once they
     are old enough (all else of its match is true now), each due at that moment."""
     now = timezone.now()

@@ -3,7 +3,7 @@ store, regular expressions PostgreSQL can run, ladders within bounds), and said 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from console import json_path
 from console.access.roles import ACT, PURGE
@@ -80,6 +80,7 @@ def clean_action(action: Any) -> dict[str, Any]:
     if kind != "retry":
         return {"kind": kind}
     preset = action.get("preset")
+    ladder: Any
     if preset:
         if preset not in PRESETS:
             raise RuleError(f"action.preset must be one of {', '.join(PRESETS)}")
@@ -91,7 +92,7 @@ def clean_action(action: Any) -> dict[str, Any]:
     steps = []
     for step in ladder:
         delay, tries = (step.get("delay_seconds"), step.get("tries")) if isinstance(step, dict) else (None, None)
-        if (not all(isinstance(n, int) and not isinstance(n, bool) for n in (delay, tries))
+        if (not _whole_number(delay) or not _whole_number(tries)
                 or not 0 <= delay <= MAX_NUMBER or not 1 <= tries <= 1000):
             raise RuleError(f"each ladder step has delay_seconds (0 to {MAX_NUMBER}) and tries (1 to 1000)")
         steps.append({"delay_seconds": delay, "tries": tries})
@@ -99,6 +100,11 @@ def clean_action(action: Any) -> dict[str, Any]:
     if then not in THEN:
         raise RuleError(f"action.then must be one of {', '.join(THEN)}")
     return {"kind": kind, "ladder": steps, "then": then, **({"preset": preset} if preset else {})}
+
+
+def _whole_number(value: Any) -> TypeGuard[int]:
+    """An int, and not a bool (which Python counts as one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _text(value: Any, name: str, *, required: bool = False) -> str:
@@ -151,20 +157,21 @@ def _field(name: str | int) -> str | int:
     return int(name) if isinstance(name, str) and name.isascii() and name.isdigit() else name
 
 
-def ladder_length(action: dict) -> int:
+def ladder_length(action: dict[str, Any]) -> int:
     return sum(step["tries"] for step in action.get("ladder", []))
 
 
-def step_delay(action: dict, tries_done: int) -> int:
+def step_delay(action: dict[str, Any], tries_done: int) -> int:
     """The delay before try number ``tries_done + 1`` of the ladder."""
     for step in action["ladder"]:
         if tries_done < step["tries"]:
-            return step["delay_seconds"]
+            delay: int = step["delay_seconds"]
+            return delay
         tries_done -= step["tries"]
     raise ValueError("the ladder has run out")
 
 
-def describe_action(action: dict) -> str:
+def describe_action(action: dict[str, Any]) -> str:
     """The action in plain words (the origins' policies and the rules page say it so)."""
     kind = action.get("kind")
     if kind == "retry":
@@ -173,7 +180,8 @@ def describe_action(action: dict) -> str:
         return f"retries {steps}, then {then[action['then']]}"
     if kind == "forward":
         return f"forwards to {action['target']}"
-    return {"mark_failed": "marks failed", "discard": "discards", "hold": "holds for a person"}.get(kind, str(kind))
+    said = {"mark_failed": "marks failed", "discard": "discards", "hold": "holds for a person"}
+    return said.get(str(kind), str(kind))
 
 
 def _duration(seconds: int) -> str:
