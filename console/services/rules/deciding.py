@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from console.access.scope import visible
 from console.models import DeadLetter, LetterHandling, Rule
@@ -44,20 +44,30 @@ class _Lineage:
     ran_out: tuple[int, ...] = ()
 
 
-def decide(rules: list[Rule], letters: QuerySet) -> list[Decision]:
+def decide(rules: list[Rule], letters: QuerySet, *, last_takes: set[int] | None = None) -> list[Decision]:
     """First match wins, in the order given: for each of ``letters``, what the first rule that
     matches it does. A retry counts the tries its lineage had on the same rule (a letter that
     came back takes its parent's count on); a rule whose ladder ran out for the lineage is
-    passed over. The dry run and the rules' runs (console.jobs.automation.rules_at_work) both use this."""
+    passed over. The dry run and the rules' runs (console.jobs.automation.rules_at_work) both use this.
+    ``last_takes``: the letters the last rule matches, when the caller knows them (a dry run's
+    letters are its rule's), so only the earlier rules are matched here."""
     from console.services.safeguards import rules_may_replay
 
-    matched = list(zip(rules, matching_each(rules, letters)))
+    if last_takes is None:
+        matched = list(zip(rules, matching_each(rules, letters)))
+    else:
+        matched = [*zip(rules[:-1], matching_each(rules[:-1], letters)), (rules[-1], last_takes)]
     ids = set().union(*(found for _, found in matched)) if matched else set()
     if not ids:
         return []
     lineage = lineage_of(ids)
-    replayable = set(rules_may_replay(DeadLetter.objects.filter(id__any=ids)).values_list("id", flat=True))
-    captured = dict(DeadLetter.objects.filter(id__any=ids).values_list("id", "captured_at"))
+    may_replay = rules_may_replay(DeadLetter.objects.filter(id__any=ids)).filter(pk=OuterRef("pk"))
+    captured, replayable = {}, set()
+    for letter_id, captured_at, yes in DeadLetter.objects.filter(id__any=ids).values_list(
+            "id", "captured_at", Exists(may_replay)):
+        captured[letter_id] = captured_at
+        if yes:
+            replayable.add(letter_id)
     decisions: list[Decision] = []
     for letter_id in sorted(ids):
         state = lineage.get(letter_id, _Lineage())
@@ -138,8 +148,8 @@ def dry_run(rule: Rule, *, reader: Actor, enabler: Any = None) -> DryRun:
     letters = visible(reader, open_letters())
     # Only what this rule matches can be its: the earlier rules are asked about those letters
     # alone (at a million held letters, one pass for the whole rule set took seconds per rule).
-    letters = letters.filter(pk__any=matching(rule, letters))
-    decisions = decide([*earlier, rule], letters)
+    taken = set(matching(rule, letters))
+    decisions = decide([*earlier, rule], letters.filter(pk__any=taken), last_takes=taken)
     mine = [d for d in decisions if d.rule.pk == rule.pk]
     result = DryRun(matched=len({d.letter_id for d in mine}))
     if enabler is None:
