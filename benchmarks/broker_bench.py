@@ -256,7 +256,7 @@ def add_broker_and_discover(prefix: str, place_name: str):
 def approve_if_waiting(job):
     """The two-person rule: a job over DLO_APPROVAL_THRESHOLD waits; a second actor approves it."""
     from console.models import Job
-    from console.jobs.approvals import do_approve
+    from console.jobs.door.approvals import do_approve
 
     job.refresh_from_db()
     if job.status == Job.Status.AWAITING_APPROVAL:
@@ -265,9 +265,9 @@ def approve_if_waiting(job):
 
 
 def run_measured(job_id: int) -> dict:
-    """console.jobs.runner.run_job in this process: wall time and peak resident memory."""
+    """console.jobs.door.runner.run_job in this process: wall time and peak resident memory."""
     from benchmarks.harness import lifetime_peak_rss_mib, peak_rss_mib, reset_peak_rss
-    from console.jobs.runner import run_job
+    from console.jobs.door.runner import run_job
 
     reset = reset_peak_rss()
     readers = ReaderPeak()

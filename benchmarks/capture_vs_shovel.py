@@ -9,7 +9,7 @@ exchange, publishes N persistent 1 KiB messages to the origin with confirms and 
 RabbitMQ has dead-lettered all N (each then carries a real ``x-death``). It adds a broker and
 discovers the DLQ through the services, then captures it with a capture job
 (console.services.jobs.do_capture, approved by a second actor, run by
-console.jobs.runner.run_job in this process), timed, with its peak resident memory; it checks
+console.jobs.door.runner.run_job in this process), timed, with its peak resident memory; it checks
 that N letters are in custody and the DLQ is empty. The baseline, in the same run: the
 dynamic shovel of broker_bench.shovel_baseline moving N persistent 1 KiB messages between two
 queues.
@@ -30,7 +30,7 @@ def main() -> None:
     args = bench.start(__doc__)
 
     from console.models import DeadLetter, Job
-    from console.jobs.requests import request_job
+    from console.jobs.door.requests import request_job
 
     prefix = bench.unique_prefix("capture")
     origin, dlq = f"{prefix}.orders", f"{prefix}.orders.dlq"

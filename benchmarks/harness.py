@@ -44,7 +44,7 @@ def setup_django(example: str = "dlo_bench") -> None:
     os.environ.setdefault("DEBUG", "false")  # DEBUG keeps every query in memory
     # Jobs are never run by a worker here: what the services hand to Celery on commit goes to
     # an in-memory transport that nobody reads (not to the filesystem queue a worker of
-    # `make run` would pick up); benchmarks that run a job call console.jobs.runner.run_job.
+    # `make run` would pick up); benchmarks that run a job call console.jobs.door.runner.run_job.
     os.environ.setdefault("CELERY_BROKER_URL", "memory://")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     url = os.environ.get("DATABASE_URL")

@@ -13,7 +13,7 @@ and for two other shapes of it, measured in the same run.
 - ``hot``: the same rows with only the primary key indexed and pages 70 % full, so that an
   update that changes no indexed column stays on its page (a HOT update, no index entries).
 
-On each, batch by batch (``--batch``, default 1000) as console.jobs.publish does, the mark
+On each, batch by batch (``--batch``, default 1000) as console.jobs.engines.publish does, the mark
 (``replaying``, a job, a replay id) and the record (``replayed``), each in its own transaction.
 Prints seconds, microseconds and WAL bytes per letter, the share of HOT updates, and the time
 against ``current``. The scratch tables are dropped at the end; the console's own tables are

@@ -7,8 +7,8 @@ RabbitMQ of benchmarks/broker_bench.py (127.0.0.1, guest) the run declares an or
 that dead-letters into a DLQ, adds a broker and discovers the DLQ through the services,
 writes N held letters of 1 KiB for that place straight into custody (COPY, as
 seed_letters.py does: fixtures, not a capture), then replays them all with a replay job
-(console.jobs.requests.request_job, approved by a second actor, run by
-console.jobs.runner.run_job in this process). It times the job, reads its peak resident
+(console.jobs.door.requests.request_job, approved by a second actor, run by
+console.jobs.door.runner.run_job in this process). It times the job, reads its peak resident
 memory, and checks that the origin queue then holds exactly N messages. The baseline, in the
 same run: N persistent 1 KiB messages published with confirms to a queue, then moved to a
 second queue by RabbitMQ's dynamic shovel (ack-mode on-confirm, src-delete-after
@@ -75,7 +75,7 @@ def main() -> None:
     args = bench.start(__doc__)
 
     from console.models import DeadLetter, Job, LetterState
-    from console.jobs.requests import request_job
+    from console.jobs.door.requests import request_job
 
     prefix = bench.unique_prefix("replay")
     origin, dlq = f"{prefix}.orders", f"{prefix}.orders.dlq"

@@ -13,7 +13,7 @@ DLO_RULES_SECONDS as beat runs them), ``--arrivals K`` (times 2,000 new letters 
 3), ``--skip-rounds`` (dry runs only).
 
 What is measured is whatever the code is: ``console.services.rules.dry_run`` and
-``console.jobs.rules.apply_rules``, called in this process as a worker calls them. The rules
+``console.jobs.automation.rules_at_work.apply_rules``, called in this process as a worker calls them. The rules
 are made and enabled through the services an admin's request goes through (their enabling runs
 a dry run, timed too). Before the rounds are timed, the rounds that decide what is already held
 (after enabling, every held letter is to be decided once) run until nothing is left to decide;
@@ -199,7 +199,7 @@ def main() -> None:
 
     from benchmarks.seed_letters import seed_letters
     from console.access.roles import set_role
-    from console.jobs.rules import apply_rules
+    from console.jobs.automation.rules_at_work import apply_rules
     from console.models import DeadLetter, LetterState
     from console.services.rules import dry_run
 
@@ -229,7 +229,7 @@ def main() -> None:
     if args.skip_rounds:
         return
 
-    print("\nRounds (console.jobs.rules.apply_rules, in this process)", flush=True)
+    print("\nRounds (console.jobs.automation.rules_at_work.apply_rules, in this process)", flush=True)
     rounds, seconds = settle(apply_rules)
     print(f"deciding what is held after enabling: {rounds} rounds, {seconds:.1f} s", flush=True)
     with connection.cursor() as cursor:

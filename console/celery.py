@@ -25,10 +25,10 @@ def _give_back_large_blocks(**_) -> None:
 
 def _start_spare_children(**_) -> None:
     """Each pool process starts with a spare reader and publisher per kind of broker
-    (console.jobs.spares). The query's connection is closed again: the first task opens its own."""
+    (console.jobs.engines.spares). The query's connection is closed again: the first task opens its own."""
     from django.db import connections
 
-    from console.jobs.spares import start_spares
+    from console.jobs.engines.spares import start_spares
 
     try:
         start_spares()

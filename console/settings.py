@@ -231,11 +231,11 @@ DLO_CLI_REQUIRE_ACTOR = env_bool("DLO_CLI_REQUIRE_ACTOR", default=False)
 # How many letters a capture or replay moves per database transaction / confirm window.
 DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 1000)
 # About how many bytes of bodies a capture's batch holds: fewer letters a batch when they are
-# large (console.jobs.batch_sizing), so that memory stays bounded whatever the messages weigh.
+# large (console.jobs.engines.batch_sizing), so that memory stays bounded whatever the messages weigh.
 DLO_BATCH_BYTES = env_int("DLO_BATCH_BYTES", 16 * 1024 * 1024)
 # A running job not heard of for this long lost its worker; the periodic task resumes it.
 DLO_JOB_STALE_SECONDS = env_int("DLO_JOB_STALE_SECONDS", 120)
-# Two-person rule (console.jobs.approvals): a purge of any size, a job of unknown size, and jobs
+# Two-person rule (console.jobs.door.approvals): a purge of any size, a job of unknown size, and jobs
 # whose requester asked for more than this many letters of one place within the window wait for
 # a second person's approval; unapproved, a job expires after this long.
 DLO_APPROVAL_THRESHOLD = env_int("DLO_APPROVAL_THRESHOLD", 1000)
@@ -262,9 +262,9 @@ EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "dead-letter-office@localhost"
 # The bearer token Prometheus sends for /metrics; no token, no /metrics (404).
 DLO_METRICS_TOKEN = env_str("DLO_METRICS_TOKEN") or ""
-# What a rule's replays and forwards publish at most, letters a second (console.jobs.rules).
+# What a rule's replays and forwards publish at most, letters a second (console.jobs.automation.rules_at_work).
 DLO_RULE_RATE_LIMIT = env_int("DLO_RULE_RATE_LIMIT", 50)
-# The keeper (manage.py keep, console.jobs.keeper): how often it looks at the places it keeps,
+# The keeper (manage.py keep, console.jobs.automation.keeper): how often it looks at the places it keeps,
 # how many it drains at once, and how long one place is drained before the others' turn.
 DLO_KEEPER_POLL_SECONDS = env_float("DLO_KEEPER_POLL_SECONDS", 0.5)
 DLO_KEEPER_THREADS = env_int("DLO_KEEPER_THREADS", 4)

@@ -20,7 +20,7 @@ def two_person_rule(request, monkeypatch):
     """Jobs run at once unless the test is marked ``approvals``: most tests are about what a job
     does, not about who approved it (tests/approvals/ are about that)."""
     if request.node.get_closest_marker("approvals") is None:
-        from console.jobs import approvals
+        from console.jobs.door import approvals
 
         monkeypatch.setattr(approvals, "needs_approval", lambda job: "")
 

@@ -8,8 +8,8 @@ import threading
 
 from django.db import connections
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter, DeadPlace, Job
 from console.services.brokers import do_discover
 

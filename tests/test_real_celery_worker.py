@@ -13,7 +13,7 @@ import pytest
 
 from console.brokers.child_process import SPARE_NAME
 from console.brokers.memory.adapter import Message
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import AuditEvent, Broker, DeadLetter, Job
 from console.services.brokers import do_discover
 from console.services.custody import store_captured

@@ -160,6 +160,6 @@ class JobWatch:
 
 
 class Keeper(Worker):
-    """A ``manage.py keep`` process (console.jobs.keeper), looking at its places every 0.2 s."""
+    """A ``manage.py keep`` process (console.jobs.automation.keeper), looking at its places every 0.2 s."""
 
     command = ["manage.py", "keep", "--poll", "0.2"]

@@ -1,4 +1,4 @@
-"""The scope guard of every job request (console.jobs.requests) and approval: the places a job
+"""The scope guard of every job request (console.jobs.door.requests) and approval: the places a job
 touches and the queues it publishes into must all be within what the actor may act on.
 
 A user limited to brokers may act on any queue of those brokers. A user limited to places may

@@ -59,7 +59,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "broker-keep-new": ACT,
     # A whole place moved by the broker (RabbitMQ's shovel): a move, so operators may ask for it.
     "place-shovel": ACT,
-    # Purge is refused to non-admins by the one door of every job (console.jobs.requests).
+    # Purge is refused to non-admins by the one door of every job (console.jobs.door.requests).
     "action-preview": ACT,
     "action-confirm": ACT,
     "action-arrived": ACT,
@@ -76,7 +76,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "job-cancel": ACT,
     "job-pause": ACT,
     "job-resume": ACT,
-    # The second person of a two-person job (console.jobs.approvals refuses the requester).
+    # The second person of a two-person job (console.jobs.door.approvals refuses the requester).
     "approvals": VIEW,
     "job-approve": ACT,
     "job-refuse": ACT,

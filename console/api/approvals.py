@@ -14,7 +14,7 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
 from console.api.keyset import NewestFirstPagination
-from console.jobs.approvals import do_approve, do_refuse
+from console.jobs.door.approvals import do_approve, do_refuse
 from console.models import Job
 
 

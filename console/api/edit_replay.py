@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadLetter
 from console.services.edit import tagged_headers
 

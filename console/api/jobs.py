@@ -1,4 +1,4 @@
-"""``/api/jobs/``: start replay, move, purge and mark-failed jobs (console.jobs.requests), preview
+"""``/api/jobs/``: start replay, move, purge and mark-failed jobs (console.jobs.door.requests), preview
 them, follow and steer them."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.keyset import NewestFirstPagination
+from console.jobs.door.requests import request_job
+from console.jobs.door.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
-from console.jobs.requests import request_job
-from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.models import Job
 from console.services.jobs import preview
 from console.services.parsing import ApiIntegerField

@@ -14,7 +14,7 @@ from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.filter_schema import parameters_of
 from console.api.jobs import JobSerializer
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadPlace, LetterState
 from console.services.filtersets import PlaceFilterSet
 from console.services.keeping import do_keep

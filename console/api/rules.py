@@ -1,5 +1,5 @@
 """``/api/rules/``: handling rules, their versions and their dry run (console.services.rules;
-what they do: console.jobs.rules). Every change is audited; a limited user sees and changes only
+what they do: console.jobs.automation.rules_at_work). Every change is audited; a limited user sees and changes only
 the rules of their brokers and places."""
 
 from __future__ import annotations

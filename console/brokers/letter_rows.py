@@ -19,7 +19,7 @@ from console.brokers.base import Received
 from console.brokers.frameworks import enrich
 from console.brokers.values import escape_nul, to_json
 
-#: The header a replay adds to each message it publishes (console.jobs.publish): a letter
+#: The header a replay adds to each message it publishes (console.jobs.engines.publish): a letter
 #: that comes back carrying it is a return of the letter with that replay id.
 REPLAY_ID_HEADER = "x-dlo-replay-id"
 

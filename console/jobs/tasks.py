@@ -1,4 +1,4 @@
-"""Celery tasks. Each is a thin shell around console.jobs.runner."""
+"""Celery tasks. Each is a thin shell around console.jobs.door.runner."""
 
 from __future__ import annotations
 
@@ -7,28 +7,28 @@ from celery import shared_task
 
 @shared_task(name="console.run_job", acks_late=True, reject_on_worker_lost=True)
 def run_job(job_id: int) -> str:
-    from console.jobs.runner import run_job as run
+    from console.jobs.door.runner import run_job as run
 
     return run(job_id)
 
 
 @shared_task(name="console.check_brokers")
 def check_brokers() -> dict:
-    from console.jobs.periodic import check_brokers as check
+    from console.jobs.automation.periodic import check_brokers as check
 
     return check()
 
 
 @shared_task(name="console.discover_brokers")
 def discover_brokers() -> dict:
-    from console.jobs.periodic import discover_brokers as discover
+    from console.jobs.automation.periodic import discover_brokers as discover
 
     return discover()
 
 
 @shared_task(name="console.apply_rules")
 def apply_rules() -> dict:
-    from console.jobs.rules import apply_rules as apply
+    from console.jobs.automation.rules_at_work import apply_rules as apply
 
     return apply()
 
@@ -56,21 +56,21 @@ def fold_group_counts() -> int:
 
 @shared_task(name="console.sample_places")
 def sample_places() -> int:
-    from console.jobs.periodic import sample_places as sample
+    from console.jobs.automation.periodic import sample_places as sample
 
     return sample()
 
 
 @shared_task(name="console.resume_stale_jobs")
 def resume_stale_jobs() -> list:
-    from console.jobs.periodic import resume_stale_jobs as resume
+    from console.jobs.automation.periodic import resume_stale_jobs as resume
 
     return resume()
 
 
 @shared_task(name="console.expire_unapproved_jobs")
 def expire_unapproved_jobs() -> list:
-    from console.jobs.periodic import expire_unapproved_jobs as expire
+    from console.jobs.automation.periodic import expire_unapproved_jobs as expire
 
     return expire()
 

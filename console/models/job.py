@@ -8,7 +8,7 @@ from django.utils import timezone
 class Job(models.Model):
     """A bulk action, run by Celery. This row is the truth for its progress.
 
-    Every job is requested through one door (console.jobs.requests.request_job). Its kind is a
+    Every job is requested through one door (console.jobs.door.requests.request_job). Its kind is a
     module of console.jobs.kinds, which owns the kind's typed ``params`` (kept here as JSON),
     their validation and its runner. The set of letters is frozen when the job is made: either
     explicit ids, or a filter with the highest letter id that existed at preview time
@@ -26,7 +26,7 @@ class Job(models.Model):
         ARCHIVE_REPLAY = "archive_replay"  # republish letters from the lake
         SHOVEL = "shovel"  # a whole dead place moved by the broker itself (RabbitMQ's shovel)
         EDIT_REPLAY = "edit_replay", "Edit and replay"  # an edited copy of one letter, replayed
-        KEEP = "keep", "Keep in custody"  # a place drained continuously (console.jobs.keeper)
+        KEEP = "keep", "Keep in custody"  # a place drained continuously (console.jobs.automation.keeper)
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -37,7 +37,7 @@ class Job(models.Model):
         SUCCEEDED = "succeeded"
         FAILED = "failed"
         AWAITING_APPROVAL = "awaiting_approval"  # a second person must approve it before it runs
-        EXPIRED = "expired"  # nobody approved it in time (console.jobs.approvals)
+        EXPIRED = "expired"  # nobody approved it in time (console.jobs.door.approvals)
 
     #: The statuses a job never leaves. Named here once; everything else, SQL included, uses these.
     FINISHED = (Status.CANCELLED, Status.SUCCEEDED, Status.FAILED, Status.EXPIRED)
@@ -75,7 +75,7 @@ class Job(models.Model):
     log = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
 
-    # Two-person rule (console.jobs.approvals): set when the job was made to wait.
+    # Two-person rule (console.jobs.door.approvals): set when the job was made to wait.
     approval_requested = models.BooleanField(default=False)
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Unapproved, it expires then")
     approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,

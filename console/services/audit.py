@@ -115,7 +115,7 @@ def job_concerns(job) -> set[Concern]:
         return set()
     if job.place_id is not None:
         return {(job.place.broker_id, job.place_id)}
-    if job.per_place:  # what the job's request counted, per place (console.jobs.requests)
+    if job.per_place:  # what the job's request counted, per place (console.jobs.door.requests)
         return set(DeadPlace.objects.filter(pk__in=[int(pk) for pk in job.per_place]).values_list("broker_id", "pk"))
     earlier = set(AuditEventPlace.objects.filter(event__job_id=job.pk).order_by()
                   .values_list("broker_id", "place_id").distinct())

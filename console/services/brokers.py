@@ -203,7 +203,7 @@ def do_discover(broker: Broker, *, actor: Actor, scheduled: bool = False) -> lis
     """Ask the broker for its dead places; add new ones, refresh known ones, flag vanished ones
     (``gone``: a place is never deleted with its letters). Each place that appears or goes is
     an audit event of its own (``place.appeared``, ``place.gone``). A person's discovery is
-    always audited (``broker.discover``); a ``scheduled`` one (console.jobs.periodic) only
+    always audited (``broker.discover``); a ``scheduled`` one (console.jobs.automation.periodic) only
     when it found a change, so the audit does not fill with rounds that changed nothing."""
     try:
         with broker.adapter() as adapter:

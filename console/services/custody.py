@@ -25,7 +25,7 @@ _REPLAY_NAMESPACE = _REPLAY_IDS.bytes
 def replay_id(job_id: int, letter_id: int) -> str:
     """The replay id a letter gets from the job that first publishes it, the same on every
     run of that job. A letter in custody keeps it across jobs until it is confirmed
-    (console.jobs.publish); a replay from the archive is a new intent and uses its own job's."""
+    (console.jobs.engines.publish); a replay from the archive is a new intent and uses its own job's."""
     digest = bytearray(hashlib.sha1(_REPLAY_NAMESPACE + f"{job_id}:{letter_id}".encode()).digest()[:16])
     digest[6] = (digest[6] & 0x0F) | 0x50  # uuid5's version and variant, as uuid.uuid5 sets them
     digest[8] = (digest[8] & 0x3F) | 0x80
@@ -131,7 +131,7 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
 def _link_returns(fresh: list[tuple[dict, Arrival]]) -> tuple[dict[int, int], set[int]]:
     """Letters carrying our replay id header point to the letter whose replay they are;
     returns each linked parent's ``replay_count``, and the parents replayed as a try of a
-    rule's retry ladder (console.jobs.rules)."""
+    rule's retry ladder (console.jobs.automation.rules_at_work)."""
     by_replay_id: dict[str, list[dict]] = {}
     for row, item in fresh:
         if item.replay_id:

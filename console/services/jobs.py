@@ -1,6 +1,6 @@
 """What the job kinds share below the jobs layer: the error a refused request raises, and the
 preview of a selection (what a job on it would touch). Jobs are requested through
-console.jobs.requests and steered through console.jobs.steering."""
+console.jobs.door.requests and steered through console.jobs.door.steering."""
 
 from __future__ import annotations
 

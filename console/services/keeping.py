@@ -1,4 +1,4 @@
-"""Keeping a dead place in custody: the console drains it continuously (console.jobs.keeper),
+"""Keeping a dead place in custody: the console drains it continuously (console.jobs.automation.keeper),
 so its letters are in custody seconds after they die. The flag on the place is what a person
 sets; the keeper follows it within a poll. Each change is audited (``place.keep``), and so is
 a broker's default for the places discovery finds from now on (``broker.keep_new_places``)."""

@@ -1,5 +1,5 @@
 """The inbox of letters the rules are to decide (console.models.RuleInbox), so that a round of
-the rules (console.jobs.rules) costs what is new or due, not what is held: each letter is
+the rules (console.jobs.automation.rules_at_work) costs what is new or due, not what is held: each letter is
 decided once per rule set, and again only when something that can change its decision happens.
 
 A letter is put in, always in the transaction of the change that puts it:

@@ -1,4 +1,4 @@
-"""Read the periodic place samples (console.jobs.periodic.sample_places) for trends and charts."""
+"""Read the periodic place samples (console.jobs.automation.periodic.sample_places) for trends and charts."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from console.access import policy
 from console.access.roles import ROLES as PERMISSIONS_OF
 from console.brokers.memory.adapter import MemoryBroker, Message
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import Job, Origin, RedactionRule, RoleScope
 from console.services.brokers import do_add_broker
 from console.services.notify import do_add_channel

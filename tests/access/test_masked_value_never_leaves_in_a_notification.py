@@ -11,10 +11,10 @@ import json
 
 import pytest
 
+from console.jobs.automation.periodic import check_brokers
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.jobs.notifications import deliver
-from console.jobs.periodic import check_brokers
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
 from console.models import Delivery
 from console.services.notify import do_add_channel, do_subscribe
 from console.services.redaction import do_set_redaction_rule

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from console.jobs.rules import apply_rules
+from console.jobs.automation.rules_at_work import apply_rules
 from console.models import Broker, Delivery
 from console.services.notify import do_add_channel
 from console.services.redaction import do_set_redaction_rule

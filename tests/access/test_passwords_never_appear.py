@@ -16,8 +16,8 @@ import pytest
 
 from console.brokers import BrokerError
 from console.brokers.memory.adapter import MemoryBroker, Message
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Origin
 from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
 from console.services.notify import do_add_channel

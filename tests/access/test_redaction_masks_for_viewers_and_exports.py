@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import AuditEvent, RedactionRule
 from console.services.redaction import do_set_redaction_rule
 from tests.web.factory import memory_place, store_letter

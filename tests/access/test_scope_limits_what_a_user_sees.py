@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from console.brokers.memory.adapter import MemoryBroker
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import Job, RoleScope
 from console.services.brokers import do_add_broker
 from console.services.jobs import JobError

@@ -8,7 +8,7 @@ import pytest
 
 from console.access.roles import OPERATOR, set_role
 from console.brokers.memory.adapter import MemoryBroker
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadLetter, RoleScope
 from console.services.brokers import do_add_broker
 from console.services.jobs import JobError

@@ -15,7 +15,7 @@ import pytest
 from django.utils import timezone
 
 from console.access.roles import ADMIN, VIEWER, set_role
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadLetter, Origin, RoleScope
 from console.services.group_work import do_add_note
 from console.services.notify import do_add_channel, do_subscribe

@@ -10,8 +10,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from console.access.actors import RuleActor
-from console.jobs.approvals import may_approve
-from console.jobs.requests import request_job
+from console.jobs.door.approvals import may_approve
+from console.jobs.door.requests import request_job
 from console.models import Job, RoleScope
 from console.services.jobs import JobError
 from tests.web.factory import memory_place, store_letter

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from tests.access.conftest import shows_nothing_of_b
 
 pytestmark = [pytest.mark.django_db, pytest.mark.approvals]

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 from django.db.utils import DatabaseError
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import AuditEvent, DeadLetter, RoleScope
 from console.services.roles import do_grant_role
 from tests.access.conftest import shows_nothing_of_b

@@ -14,7 +14,7 @@ import json
 import pytest
 from django.utils import timezone
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import BusyName, FailureGroupHistory, Job, OutcomeStat, Origin
 from console.services.notify import do_add_channel
 from console.services.redaction import do_set_redaction_rule

@@ -9,7 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from console.brokers.memory.adapter import Message
-from console.jobs.runner import run_job
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter
 
 

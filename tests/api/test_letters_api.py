@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from tests.api.helpers import dead_message
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import aio_pika
 import pytest
 
-from console.jobs.runner import run_job
+from console.jobs.door.runner import run_job
 
 # Adding a broker is the admin's (console.access.roles).
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db, pytest.mark.role("admin")]

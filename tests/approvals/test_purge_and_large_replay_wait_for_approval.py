@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.runner import run_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from tests.approvals.conftest import api_as
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import Job
 from tests.approvals.conftest import api_as
 from tests.web.factory import memory_place, store_letter

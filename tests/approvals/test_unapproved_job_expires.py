@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from console.jobs import tasks
-from console.jobs.approvals import ApprovalError, do_approve
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.approvals import ApprovalError, do_approve
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, Job
 
 pytestmark = [pytest.mark.django_db, pytest.mark.approvals]

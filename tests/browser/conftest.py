@@ -1,7 +1,7 @@
 """Playwright (sync API) driving Debian's Chromium against pytest-django's live server.
 
 Never ``playwright install``: the browser is the system's /usr/bin/chromium. Jobs are not
-sent to Celery: the tests run them with console.jobs.runner.run_job from the test thread, and
+sent to Celery: the tests run them with console.jobs.door.runner.run_job from the test thread, and
 the page must notice by itself (htmx polling).
 """
 

@@ -11,7 +11,7 @@ from django.db import connection
 from playwright.sync_api import expect
 
 from console.brokers.memory.adapter import MemoryAdapter
-from console.jobs.runner import run_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from tests.web.factory import store_letter
 

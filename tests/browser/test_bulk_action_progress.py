@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from console.jobs.runner import run_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter
 from tests.web.factory import store_letter
 

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from console.brokers.memory.adapter import MemoryBroker
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import Broker
 from console.services.brokers import do_add_broker, do_discover
 from tests.web.factory import store_letter

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from console.brokers.memory.adapter import Message
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Origin
 from tests.web.factory import store_letter
 

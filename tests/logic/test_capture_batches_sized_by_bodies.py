@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from console.brokers.memory.adapter import Message
-from console.jobs.batch_sizing import FIRST_BATCH
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
+from console.jobs.engines.batch_sizing import FIRST_BATCH
 from console.models import AuditEvent, DeadLetter
 from console.services.brokers import do_discover
 

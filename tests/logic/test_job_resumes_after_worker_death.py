@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from console.brokers.memory.adapter import Message
 from console.jobs.control import claim
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
-from console.jobs.steering import do_resume_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
+from console.jobs.door.steering import do_resume_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
 from console.services.jobs import JobError

@@ -1,4 +1,4 @@
-"""Every kind of job is a module of console.jobs.kinds, and only console.jobs.requests makes job
+"""Every kind of job is a module of console.jobs.kinds, and only console.jobs.door.requests makes job
 rows: no page, API view, command, task or pipeline job requests bulk work by code of its own
 (invariant 8). A new ``Job.objects.create`` anywhere else fails this test."""
 
@@ -23,4 +23,4 @@ def test_every_kind_of_job_has_its_module_and_every_module_a_kind():
 def test_only_the_request_door_makes_job_rows():
     makers = sorted(str(path.relative_to(CONSOLE.parent)) for path in CONSOLE.rglob("*.py")
                     if "migrations" not in path.parts and MAKES_A_JOB.search(path.read_text()))
-    assert makers == ["console/jobs/requests.py"]
+    assert makers == ["console/jobs/door/requests.py"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from console.brokers.memory.adapter import Message
-from console.jobs.periodic import check_brokers, sample_places
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.automation.periodic import check_brokers, sample_places
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import Broker, PlaceSample
 from console.services.brokers import do_discover
 

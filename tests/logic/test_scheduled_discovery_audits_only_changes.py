@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.periodic import DISCOVERY_ACTOR, discover_brokers
+from console.jobs.automation.periodic import DISCOVERY_ACTOR, discover_brokers
 from console.models import AuditEvent, DeadPlace
 from console.services.brokers import do_discover
 

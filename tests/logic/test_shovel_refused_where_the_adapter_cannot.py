@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from console.brokers import BrokerError, PlaceRef
 from console.brokers.memory.adapter import Message
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import AuditEvent, Job
 from console.services.brokers import do_discover
 from console.services.jobs import JobError

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import Job
 from tests.nats.flow import capture, discover_place, letters_of, replay
 

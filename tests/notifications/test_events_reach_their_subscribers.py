@@ -19,10 +19,10 @@ from console.access.roles import ADMIN, OPERATOR, set_role
 from console.brokers import Received
 from console.brokers.envelope import FailureEnvelope
 from console.jobs.notifications import deliver
-from console.jobs.periodic import check_brokers, sample_places
-from console.jobs.requests import request_job
-from console.jobs.rules import apply_rules
-from console.jobs.runner import run_job
+from console.jobs.automation.periodic import check_brokers, sample_places
+from console.jobs.door.requests import request_job
+from console.jobs.automation.rules_at_work import apply_rules
+from console.jobs.door.runner import run_job
 from console.jobs.control import finish
 from console.models import Delivery, Job, LetterHandling, RoleScope
 from console.services.custody import REPLAY_ID_HEADER, store_captured
@@ -113,7 +113,7 @@ def test_approval_finished_ladder_quarantine_breaker_and_depth_are_told(memory_b
     assert run_job(broken.pk) == "failed"
     fake.down = False
     canary = request_job("replay", actor=operator, reason="try a few", ids=[letters[0].pk], canary_size=1)
-    # What the runner does when the canary's watch pauses the job (console.jobs.returns).
+    # What the runner does when the canary's watch pauses the job (console.jobs.engines.returns).
     Job.objects.filter(pk=canary.pk).update(pause_reason="canary: 1 of 1 letters came back")
     finish(Job.objects.get(pk=canary.pk), Job.Status.PAUSED, "paused by request after 1 letters")
     rule = do_create_rule(actor=operator, name="retry once", enabled=True,

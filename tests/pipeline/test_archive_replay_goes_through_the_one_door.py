@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import AuditEvent, Job, RoleScope
 from console.pipeline.archive import archive
 from console.services.jobs import JobError

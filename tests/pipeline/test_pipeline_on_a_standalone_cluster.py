@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, FailureGroupDay, FailureGroupHistory, Job
 from console.pipeline import lake as lakefs
 from console.pipeline.archive import archive

@@ -16,8 +16,8 @@ from collections import Counter
 import aio_pika
 from django.utils import timezone
 
+from console.jobs.automation.periodic import resume_stale_jobs
 from console.jobs.control import is_stale
-from console.jobs.periodic import resume_stale_jobs
 from console.models import AuditEvent, DeadLetter, DeadPlace, Job, LetterState
 from console.services.custody import REPLAY_ID_HEADER
 from tests.workers import JobWatch, Worker

@@ -11,7 +11,7 @@ from functools import partial
 
 import pytest
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadPlace, Job
 from console.services.brokers import do_add_broker
 from tests.rabbitmq.crash import BATCH_SIZE, arrivals, assert_replayed, dead_letter_numbered, dead_queue

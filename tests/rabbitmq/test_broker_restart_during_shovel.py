@@ -12,7 +12,7 @@ from __future__ import annotations
 import aio_pika
 import pytest
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import AuditEvent, DeadPlace, Job
 from console.services.brokers import do_add_broker
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs import returns
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
-from console.jobs.steering import do_resume_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
+from console.jobs.door.steering import do_resume_job
+from console.jobs.engines import returns
 from console.models import AuditEvent, DeadLetter, Job, LetterState
 from tests.rabbitmq.standing_consumer import ACK, REJECT, StandingConsumer
 

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter
 from console.services.brokers import do_add_broker, do_discover
 from console.services.custody import store_captured

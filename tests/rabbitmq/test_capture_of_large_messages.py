@@ -9,7 +9,7 @@ import os
 import aio_pika
 import pytest
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
 from tests.flow import JobThread

@@ -14,7 +14,7 @@ import pytest
 
 from console.brokers import BrokerError, PlaceRef
 from console.brokers.capture_process import ChildCapture
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadLetter, Job
 from console.services.brokers import do_discover
 from tests.flow import JobThread

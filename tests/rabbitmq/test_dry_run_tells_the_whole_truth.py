@@ -12,8 +12,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from console.access.roles import ADMIN, OPERATOR, set_role
-from console.jobs.rules import apply_rules
-from console.jobs.runner import run_job
+from console.jobs.automation.rules_at_work import apply_rules
+from console.jobs.door.runner import run_job
 from console.models import (
     Broker,
     DeadLetter,

@@ -11,8 +11,8 @@ from datetime import datetime, time, timezone
 import pytest
 from django.db import connection
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter, GroupCount, LetterState
 from console.services.brokers import do_discover
 from console.services.group_counts import fold

@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from console.access.actors import RuleActor
 from console.access.roles import OPERATOR, set_role
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter, Job, RoleScope
 from console.services.brokers import do_discover
 from console.services.jobs import JobError

@@ -11,7 +11,7 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from console.jobs.periodic import discover_brokers
+from console.jobs.automation.periodic import discover_brokers
 from console.models import AuditEvent, DeadLetter, DeadPlace, Job
 from console.services.brokers import do_discover
 

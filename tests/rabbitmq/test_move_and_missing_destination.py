@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.custody import REPLAY_ID_HEADER
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from console.brokers.values import display, from_json
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 

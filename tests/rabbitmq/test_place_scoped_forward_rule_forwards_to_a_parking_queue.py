@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from console.jobs.rules import apply_rules
-from console.jobs.runner import run_job
+from console.jobs.automation.rules_at_work import apply_rules
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter, Job, Rule
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]

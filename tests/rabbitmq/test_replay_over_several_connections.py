@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter, LetterState
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.audit import verify_chain
 from console.services.brokers import do_discover

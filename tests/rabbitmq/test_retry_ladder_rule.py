@@ -12,8 +12,8 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from console.jobs.rules import apply_rules
-from console.jobs.runner import run_job
+from console.jobs.automation.rules_at_work import apply_rules
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from tests.flow import capture, discovered
 from tests.rabbitmq.standing_consumer import REJECT, StandingConsumer

@@ -12,7 +12,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from console.access.roles import OPERATOR, set_role
-from console.jobs.rules import apply_rules
+from console.jobs.automation.rules_at_work import apply_rules
 from console.models import AuditEvent, Job, RoleScope, Rule
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]

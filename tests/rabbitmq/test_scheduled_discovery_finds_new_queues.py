@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from console.jobs.periodic import DISCOVERY_ACTOR, discover_brokers
+from console.jobs.automation.periodic import DISCOVERY_ACTOR, discover_brokers
 from console.models import AuditEvent, DeadPlace
 from tests.web.factory import store_letter
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter, LetterSearch
 from console.services.brokers import do_discover
 from console.services.search_rows import fill_search_rows

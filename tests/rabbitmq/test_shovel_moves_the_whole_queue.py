@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from console.brokers import BrokerError, PlaceRef
 from console.jobs.control import claim
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
-from console.jobs.shovel import ShovelRun, move_name
-from console.jobs.steering import do_cancel_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
+from console.jobs.door.steering import do_cancel_job
+from console.jobs.engines.shovel import ShovelRun, move_name
 from console.models import AuditEvent, DeadLetter, DeadPlace, Job
 from console.services.jobs import JobError
 from tests.flow import capture, discovered

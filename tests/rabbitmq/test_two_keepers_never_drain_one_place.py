@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from console.jobs.keeper import LOCK_CLASS
+from console.jobs.automation.keeper import LOCK_CLASS
 from console.models import DeadLetter
 from console.services.brokers import do_discover
 from tests.flow import keep

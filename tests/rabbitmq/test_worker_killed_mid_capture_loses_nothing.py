@@ -9,7 +9,7 @@ from functools import partial
 
 import pytest
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
 from tests.rabbitmq.crash import KILLS, dead_letter_numbered, dead_queue, message_id, numbered

@@ -10,7 +10,7 @@ from functools import partial
 
 import pytest
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import Job
 from console.services.brokers import do_discover
 from tests.rabbitmq.crash import BATCH_SIZE, KILLS, arrivals, assert_replayed, dead_letter_numbered, dead_queue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from console.access.roles import OPERATOR, set_role
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadLetter, RoleScope
 from console.services.jobs import JobError
 from tests.redis_streams.consumers import PoisonedGroup

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from console.jobs import rules as rounds
+from console.jobs.automation import rules_at_work as rounds
 
 
 @pytest.fixture

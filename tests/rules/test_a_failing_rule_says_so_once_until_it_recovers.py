@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from console.access.roles import OPERATOR, set_role
-from console.jobs.rules import apply_rules
+from console.jobs.automation.rules_at_work import apply_rules
 from console.models import Delivery, Job, RoleScope, Rule
 from console.services.notify import do_add_channel, do_subscribe
 from console.services.rules import do_create_rule

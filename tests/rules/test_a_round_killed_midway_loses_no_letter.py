@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs import rules as rounds
-from console.jobs.rules import apply_rules
+from console.jobs.automation import rules_at_work as rounds
+from console.jobs.automation.rules_at_work import apply_rules
 from console.models import AuditEvent, Job, RuleInbox
 from console.services.rules import do_create_rule
 from tests.web.factory import memory_place, store_letter

@@ -10,8 +10,8 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from console.jobs.rules import apply_rules
-from console.jobs.runner import run_job
+from console.jobs.automation.rules_at_work import apply_rules
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job, LetterHandling
 from tests.web.factory import memory_place, store_letter
 

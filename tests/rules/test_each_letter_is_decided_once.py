@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from console.jobs.rules import apply_rules
+from console.jobs.automation.rules_at_work import apply_rules
 from console.models import DeadLetter, Job, LetterHandling, RuleInbox
 from console.services.rules import do_create_rule
 from console.services.safeguards import do_release

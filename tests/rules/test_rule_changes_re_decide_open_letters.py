@@ -13,8 +13,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from console.jobs.automation.rules_at_work import apply_rules
 from console.jobs.control import finish
-from console.jobs.rules import apply_rules
 from console.models import AuditEvent, DeadLetter, Job, LetterHandling, Origin
 from console.services.rules import do_create_rule, do_disable, do_enable, do_update_rule
 from console.services.safeguards import do_close_breaker, do_release

@@ -8,8 +8,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.audit import verify_chain
 from console.services.jobs import JobError

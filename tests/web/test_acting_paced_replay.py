@@ -62,7 +62,7 @@ def test_a_pace_the_console_refuses_is_shown_and_makes_no_job(signed_in, place, 
 
 def test_a_job_that_paused_itself_says_why_and_resuming_starts_a_new_canary(signed_in, place, letters, operator):
     from console.jobs.control import finish
-    from console.jobs.requests import request_job
+    from console.jobs.door.requests import request_job
 
     job = request_job("replay", actor=operator, reason="r", ids=[letter.pk for letter in letters],
                          canary_size=2, return_threshold=5)

@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 import pytest
 from django.urls import reverse
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.models import DeadLetter
 from console.web.display import BODY_PAGE_LIMIT
 from tests.web.factory import store_letter

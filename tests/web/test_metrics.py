@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from console.jobs.rules import apply_rules
-from console.jobs.runner import run_job
+from console.jobs.automation.rules_at_work import apply_rules
+from console.jobs.door.runner import run_job
 from console.models import Broker, Delivery, Job
 from console.services.notify import do_add_channel
 from console.services.rules import do_create_rule

@@ -3,7 +3,7 @@
 Each module defines a :class:`~console.jobs.kinds.base.JobKind`: the kind's typed parameters
 and their validation, what a request for it touches (its plan: letters, places, targets), the
 permission it needs, and its runner. Every job of every kind is requested through
-console.jobs.requests.request_job and run by console.jobs.runner. Adding a kind means adding a
+console.jobs.door.requests.request_job and run by console.jobs.door.runner. Adding a kind means adding a
 module here, a line below and a value in ``Job.Kind``.
 """
 

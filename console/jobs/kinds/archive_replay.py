@@ -6,7 +6,7 @@ letters watermark, so the job acts on what was archived when it was asked for. T
 counts the letters per dead place with Spark (console.pipeline.replay), so the scope guard and
 the approval rule see exactly what the job will publish. The job goes partition by partition
 (day, broker, place; letters by id inside) and publishes through the same senders, publications
-form and confirms as every replay (console.jobs.senders), one audit row per batch and dead
+form and confirms as every replay (console.jobs.engines.senders), one audit row per batch and dead
 place. ``cursor`` counts the letters handled in that fixed order, so a resumed job goes on
 where it stopped; a letter's replay id comes from this job and the letter
 (console.services.custody.replay_id), so a batch published again after a crash carries the
@@ -29,7 +29,7 @@ from django.db import transaction
 from console.jobs.control import Throttle, advance, checkpoint, note
 from console.jobs.kinds.base import JobKind, Params, Plan, Target
 from console.brokers.publication import Publication
-from console.jobs.senders import Senders
+from console.jobs.engines.senders import Senders
 from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.custody import replay_id

@@ -82,7 +82,7 @@ class JobKind:
     #: It may be paused between batches (a shovel is one call to the broker).
     can_pause: ClassVar[bool] = True
     params: ClassVar[type[Params]] = NoParams
-    #: Run by the Celery worker (console.jobs.runner); a keep job runs in the keeper instead.
+    #: Run by the Celery worker (console.jobs.door.runner); a keep job runs in the keeper instead.
     in_worker: ClassVar[bool] = True
     #: What a request names besides parameters: which letters or place (read by :meth:`plan`).
     inputs: ClassVar[frozenset[str]] = frozenset()

@@ -1,5 +1,5 @@
 """Capture: take the messages of a dead place into custody; they leave the broker once stored
-(console.jobs.capture). Its size is the limit asked for, else the place's depth: a place whose
+(console.jobs.engines.capture). Its size is the limit asked for, else the place's depth: a place whose
 depth the broker did not tell has an unknown size, which waits for approval."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from console.jobs.capture import run_capture
+from console.jobs.engines.capture import run_capture
 from console.jobs.kinds.base import Params, Plan
 from console.jobs.kinds.places import PlaceKind
 from console.services.jobs import JobError

@@ -1,15 +1,15 @@
 """Edit and replay: the operator fixes one letter's body or headers and an edited copy is
 replayed to its origin; the letter itself is kept as it was and marked failed
 (console.services.edit), and the audit keeps the diff. The copy is published like any replay
-(console.jobs.publish)."""
+(console.jobs.engines.publish)."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from console.jobs.engines.publish import run_publish
 from console.jobs.kinds.base import JobKind, Plan
 from console.jobs.kinds.pace import Pace
-from console.jobs.publish import run_publish
 from console.models import DeadLetter
 from console.services.edit import make_edited_copy, record_edit
 from console.services.jobs import JobError

@@ -1,6 +1,6 @@
 """Keep: a dead place kept in custody, drained continuously for as long as it is kept.
 
-Its jobs are asked for by the keeper (console.jobs.keeper) when it takes up a place whose
+Its jobs are asked for by the keeper (console.jobs.automation.keeper) when it takes up a place whose
 ``keep_in_custody`` a person turned on (console.services.keeping, audited), and run there, in
 one process among hundreds of other places, never by the Celery worker. Letters it takes are
 counted in ``done``. A keep job asks for no letters when it is made (they arrive as they die,

@@ -1,10 +1,10 @@
 """Mark failed: give letters up for good [SAP's FAIL]; they are kept for the retention period
-and never replayed (console.jobs.local)."""
+and never replayed (console.jobs.engines.local)."""
 
 from __future__ import annotations
 
+from console.jobs.engines.local import run_local
 from console.jobs.kinds.letters import LettersKind
-from console.jobs.local import run_local
 from console.models import LetterState
 
 

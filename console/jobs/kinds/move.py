@@ -1,4 +1,4 @@
-"""Move: publish letters to a chosen queue instead of their origin (console.jobs.publish).
+"""Move: publish letters to a chosen queue instead of their origin (console.jobs.engines.publish).
 
 The target must be a queue the requester may act on (console.access.guards), and the letters
 must come from one broker."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from console.jobs.engines.publish import run_publish
 from console.jobs.kinds.base import Target
 from console.jobs.kinds.letters import LettersKind
 from console.jobs.kinds.pace import MoveParams
-from console.jobs.publish import run_publish
 from console.models import DeadPlace, Job
 from console.services.jobs import JobError
 

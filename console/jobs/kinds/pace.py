@@ -1,6 +1,6 @@
 """The pace of the kinds that publish letters (replay, move, edit and replay): a rate limit,
 how many connections publish at once, and a canary with a return threshold
-(console.jobs.returns). Bounds are refused, not silently clipped."""
+(console.jobs.engines.returns). Bounds are refused, not silently clipped."""
 
 from __future__ import annotations
 

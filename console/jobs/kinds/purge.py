@@ -1,11 +1,11 @@
-"""Purge: erase letters' bodies, keeping a tombstone with the envelope (console.jobs.local).
+"""Purge: erase letters' bodies, keeping a tombstone with the envelope (console.jobs.engines.local).
 Only an admin may ask for it or approve it, and it always waits for a second person."""
 
 from __future__ import annotations
 
 from console.access.roles import PURGE
+from console.jobs.engines.local import run_local
 from console.jobs.kinds.letters import LettersKind
-from console.jobs.local import run_local
 from console.models import LetterState
 
 

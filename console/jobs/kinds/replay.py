@@ -1,13 +1,13 @@
 """Replay: publish letters to the subscription each one died in, with the broker's confirms
-(console.jobs.publish), at the pace the request sets."""
+(console.jobs.engines.publish), at the pace the request sets."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from console.jobs.engines.publish import run_publish
 from console.jobs.kinds.letters import LettersKind
 from console.jobs.kinds.pace import Pace
-from console.jobs.publish import run_publish
 
 
 class Replay(LettersKind):

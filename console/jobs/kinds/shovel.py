@@ -1,6 +1,6 @@
 """Shovel: have the broker itself move everything in a dead place to the queue ``target`` (in
 the place's scope), where its adapter can (RabbitMQ's shovel): no selection, no custody
-(console.jobs.shovel counts the place and the target before and after, and fails unless the
+(console.jobs.engines.shovel counts the place and the target before and after, and fails unless the
 counts prove the move).
 
 Refused when the adapter cannot, when the target is empty, the place itself, or not a queue
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from console.brokers import BrokerError, PlaceInfo, PlaceRef, adapter_class
+from console.jobs.engines.shovel import run_shovel
 from console.jobs.kinds.base import Params, Plan, Target
 from console.jobs.kinds.places import PlaceKind
-from console.jobs.shovel import run_shovel
 from console.models import DeadPlace, Job
 from console.services.jobs import JobError
 

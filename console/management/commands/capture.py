@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.management.cli import ActorCommand, find_place, printable, wait_for_job
 from console.models import Job
 from console.services.jobs import JobError

@@ -16,8 +16,8 @@ from django.db.models import Sum
 from rest_framework.authtoken.models import Token
 
 from console.access.roles import set_role
-from console.jobs.requests import request_job
-from console.jobs.runner import run_job
+from console.jobs.door.requests import request_job
+from console.jobs.door.runner import run_job
 from console.management.cli import ActorCommand, printable
 from console.management.demo import memory, rabbitmq
 from console.management.demo.catalogue import DEAD_LETTER_QUEUES, dead_letter_count, messages

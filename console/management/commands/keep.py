@@ -1,4 +1,4 @@
-"""manage.py keep: run the keeper, which drains every dead place kept in custody (console.jobs.keeper).
+"""manage.py keep: run the keeper, which drains every dead place kept in custody (console.jobs.automation.keeper).
 
 One keeper process keeps hundreds of places; run one beside the Celery worker (``make run``
 does), or several for more room: they share the places between them, never two on one
@@ -10,7 +10,7 @@ import signal
 
 from django.core.management.base import BaseCommand
 
-from console.jobs.keeper import Keeper
+from console.jobs.automation.keeper import Keeper
 
 
 class Command(BaseCommand):

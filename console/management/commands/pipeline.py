@@ -58,8 +58,8 @@ class Command(ActorCommand):
             self._replay(options)
 
     def _replay(self, options) -> None:
-        from console.jobs.requests import request_job
-        from console.jobs.runner import run_job
+        from console.jobs.door.requests import request_job
+        from console.jobs.door.runner import run_job
         from console.services.jobs import JobError
 
         try:

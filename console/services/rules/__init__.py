@@ -1,5 +1,5 @@
 """Handling rules: what a rule is (checked), its versions, which letters it matches, and its
-dry run. What a rule does is console.jobs.rules.
+dry run. What a rule does is console.jobs.automation.rules_at_work.
 
 A rule's ``match`` (every key optional): ``origin`` and ``reason`` (exact), ``exception_type``
 and ``exception_message`` (regular expressions, as PostgreSQL reads them), ``header``

@@ -25,7 +25,7 @@ from console.access.roles import PURGE, has
 from console.access.scope import visible
 from console.brokers import adapter_class
 from console.brokers.values import PREVIEW_CHARS, body_preview
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadLetter, DeadPlace, Job
 from console.services.jobs import JobError, preview_frozen
 from console.services.selection import SelectionError, arrived_since, freeze

@@ -16,7 +16,7 @@ from console.access.redaction import for_user, mask_envelopes, mask_jobs, mask_p
 from console.access.scope import visible
 from console.access.topology import Topology
 from console.brokers.values import PREVIEW_CHARS, body_preview
-from console.jobs.approvals import ApprovalError, do_approve, do_refuse, is_requester, may_approve
+from console.jobs.door.approvals import ApprovalError, do_approve, do_refuse, is_requester, may_approve
 from console.models import DeadLetter, Job
 from console.services.jobs import JobError, preview_frozen
 from console.web.job_actions import act_on_job

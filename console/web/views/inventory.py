@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from console.access.scope import visible
 from console.brokers import BrokerError
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import do_discover
 from console.services.jobs import JobError

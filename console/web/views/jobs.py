@@ -10,7 +10,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from console.access.redaction import mask_jobs
 from console.access.scope import visible
-from console.jobs.steering import do_cancel_job, do_pause_job, do_resume_job
+from console.jobs.door.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.models import Job
 from console.services.selection import arrived_since
 from console.web.job_actions import act_on_job

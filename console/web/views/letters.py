@@ -14,7 +14,7 @@ from console.access.redaction import ShownContent, mask_envelopes, mask_events, 
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.brokers.values import PREVIEW_CHARS, body_preview
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES
 from console.services.jobs import JobError

@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadPlace
 from console.services.jobs import JobError
 from console.web.action_forms import ShovelForm

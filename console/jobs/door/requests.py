@@ -10,7 +10,7 @@ management command, a Celery task, the pipeline or (later) a rule.
    queues it publishes into); every place and target, and every origin a replay publishes
    into, must be in the actor's scope, as the broker's topology says, not the letters' headers
    (console.access.guards); the job row and its ``job.requested`` audit row are written; the
-   two-person rule (console.jobs.approvals) makes it wait, or it is queued for the worker once
+   two-person rule (console.jobs.door.approvals) makes it wait, or it is queued for the worker once
    the transaction commits.
 
 So no path can skip the scope guard, the approval rule or the audit.
@@ -26,7 +26,7 @@ from console.access.actors import RuleActor
 from console.access.guards import guard_places, guard_reach
 from console.access.roles import has, role_holding
 from console.access.scope import OutOfScope
-from console.jobs import approvals
+from console.jobs.door import approvals
 from console.jobs.kinds import kind as kind_named
 from console.models import Job
 from console.services import audit

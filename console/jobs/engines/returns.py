@@ -23,8 +23,8 @@ import time
 from django.db import transaction
 from django.utils import timezone
 
-from console.jobs.capture import capture_pass
 from console.jobs.control import Stop, checkpoint, note
+from console.jobs.engines.capture import capture_pass
 from console.models import DeadPlace, Job
 from console.services import audit
 

@@ -12,7 +12,7 @@ Every DLO_KEEPER_POLL_SECONDS it:
 3. asks each broker, once for all its idle places, how many messages wait in them
    (``depths``), and drains each place that holds some (or cannot tell) on a thread of a
    small pool, for at most DLO_KEEPER_SLICE_SECONDS at a time, through the capture path every
-   capture takes (console.jobs.capture.capture_pass: committed before acknowledged, stored
+   capture takes (console.jobs.engines.capture.capture_pass: committed before acknowledged, stored
    once). A place that keeps filling is drained again at the next poll;
 4. marks every keep job it runs alive, in one statement every HEARTBEAT_SECONDS.
 
@@ -40,9 +40,9 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from console.brokers import BrokerError
-from console.jobs.capture import capture_pass
 from console.jobs.control import Stop, advance, finish, note
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
+from console.jobs.engines.capture import capture_pass
 from console.models import Broker, DeadPlace, Job
 from console.services.custody import mark_place_acked
 from console.services.jobs import JobError

@@ -1,7 +1,7 @@
 """Rules at work: every DLO_RULES_SECONDS (Celery beat's ``console.apply_rules``) the enabled
 rules are applied, in order, first match wins, to the held letters that are new or due
 (console.services.rules.decide). Every action is a job asked for through the one door
-(console.jobs.requests.request_job) by the rule itself, ``rule:<name>@v<version>``
+(console.jobs.door.requests.request_job) by the rule itself, ``rule:<name>@v<version>``
 (console.access.actors.RuleActor): with the rights of whoever enabled it, taking letters of their
 scope narrowed to the rule's and publishing where they may, and a rate limit
 (DLO_RULE_RATE_LIMIT letters a second) on what it publishes.
@@ -47,7 +47,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from console.access.actors import RuleActor
-from console.jobs.requests import request_job
+from console.jobs.door.requests import request_job
 from console.models import DeadLetter, DeadPlace, LetterHandling, Rule
 from console.services import audit, rule_inbox
 from console.services.jobs import JobError

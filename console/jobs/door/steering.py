@@ -6,8 +6,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.jobs.control import is_stale
+from console.jobs.door.requests import enqueue
 from console.jobs.kinds import kind
-from console.jobs.requests import enqueue
 from console.models import Job
 from console.services import audit
 from console.services.audit import Actor, actor_name
@@ -64,7 +64,7 @@ def do_resume_job(job: Job, *, actor: Actor, reason: str = "") -> Job:
                        "(a job whose worker dies is resumed by itself)")
     job.pause_requested = False
     job.status = Job.Status.QUEUED
-    if job.pause_reason:  # it paused itself (console.jobs.returns): a new canary, returns counted anew
+    if job.pause_reason:  # it paused itself (console.jobs.engines.returns): a new canary, returns counted anew
         job.add_log(f"it had paused itself: {job.pause_reason}")
         job.watch = {"resumed": True}
         job.pause_reason = ""

@@ -1,5 +1,5 @@
 """Publishing for a job on worker threads, so the job's own thread can meanwhile work on
-PostgreSQL (console.jobs.publish overlaps the two), each connection in a publisher process of
+PostgreSQL (console.jobs.engines.publish overlaps the two), each connection in a publisher process of
 its own for a job of many letters (console.brokers.publish_process).
 
 A job's ``concurrency`` is the number of connections per broker that publish slices of a

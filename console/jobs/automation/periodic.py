@@ -1,7 +1,7 @@
 """Periodic work scheduled by Celery beat: broker health and place samples for the charts
 (neither changes a letter, a queue or a setting, so neither writes audit rows); discovery of
 every broker (places that appear or go are audited, as ``system:discovery``); resuming jobs
-whose worker died; expiring jobs nobody approved (audited by console.jobs.approvals).
+whose worker died; expiring jobs nobody approved (audited by console.jobs.door.approvals).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from console.access.scope import scope_of
 from console.brokers import BrokerError
 from console.models import Broker, DeadLetter, DeadPlace, LetterState, PlaceSample
 from console.services.brokers import check_broker, do_discover, mark_unreachable
 from console.services.notify import notify
-from console.access.scope import scope_of
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +159,6 @@ def resume_stale_jobs() -> list[int]:
 
 def expire_unapproved_jobs() -> list[int]:
     """Expire the jobs nobody approved within DLO_APPROVAL_EXPIRY_SECONDS (audited)."""
-    from console.jobs.approvals import expire_unapproved
+    from console.jobs.door.approvals import expire_unapproved
 
     return expire_unapproved()

@@ -28,10 +28,10 @@ from console.access.scope import OutOfScope
 from console.access.topology import Topology
 from console.jobs.kinds import kind
 from console.models import DeadPlace, Job
+from console.refusals import Conflict, Forbidden
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
 from console.services.notify import notify
-from console.refusals import Conflict, Forbidden
 
 #: Who expires jobs in the audit.
 EXPIRY_ACTOR = "system:approvals"
@@ -156,7 +156,7 @@ def do_approve(job: Job, *, actor: Actor, reason: str = "") -> Job:
             job.save()
             audit.record("job.approved", actor=actor, reason=reason, job=job, place=job.place,
                          count=job.expected, details={"kind": job.kind, "requested_by": job.actor_name})
-            from console.jobs.requests import enqueue  # requests imports this module
+            from console.jobs.door.requests import enqueue  # requests imports this module
 
             enqueue(job)
             return job

@@ -2,7 +2,7 @@
 
 Each batch goes through three steps:
 1. the letters become ``replaying`` with a replay id (kept if they had one), committed;
-2. they are published with confirms (console.jobs.senders, on worker threads);
+2. they are published with confirms (console.jobs.engines.senders, on worker threads);
 3. confirmed letters become ``replayed``, the others go back to ``held``; the audit row is
    written in that same transaction.
 
@@ -31,8 +31,8 @@ from django.utils import timezone
 
 from console.brokers.publication import Publication
 from console.jobs.control import Throttle, advance, checkpoint
-from console.jobs.returns import ReturnWatch
-from console.jobs.senders import Senders
+from console.jobs.engines.returns import ReturnWatch
+from console.jobs.engines.senders import Senders
 from console.models import DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.custody import replay_id
