@@ -77,7 +77,8 @@ def expire_unapproved_jobs() -> list:
 
 @shared_task(name="console.deliver", bind=True, max_retries=None)
 def deliver(self, delivery_id: int) -> str:
-    from console.jobs.notifications import Failed, deliver as send
+    from console.notifications.delivery import Failed
+    from console.notifications.delivery import deliver as send
 
     try:
         return send(delivery_id)

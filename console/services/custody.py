@@ -14,9 +14,9 @@ from django.utils import timezone
 from console.brokers import Received
 from console.brokers.letter_rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
 from console.models import DeadLetter, DeadPlace, Job, PendingAck, Subscription
+from console.notifications.events import notify
 from console.services import audit, safeguards
 from console.services.copy_insert import copy_insert
-from console.services.notify import notify
 
 _REPLAY_IDS = uuid.UUID("6f1d2a52-8c1e-4c0e-9a43-3d1f0b6c9e70")
 _REPLAY_NAMESPACE = _REPLAY_IDS.bytes

@@ -16,7 +16,7 @@ from console.brokers.memory.adapter import MemoryBroker, Message
 from console.jobs.door.requests import request_job
 from console.models import Job, Origin, RedactionRule, RoleScope
 from console.services.brokers import do_add_broker
-from console.services.notify import do_add_channel
+from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.web.factory import memory_place, store_letter

@@ -14,9 +14,9 @@ import pytest
 from console.jobs.automation.periodic import check_brokers
 from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
-from console.jobs.notifications import deliver
 from console.models import Delivery
-from console.services.notify import do_add_channel, do_subscribe
+from console.notifications.delivery import deliver
+from console.services.channels import do_add_channel, do_subscribe
 from console.services.redaction import do_set_redaction_rule
 from tests.access.masked_value import CARD, CARD_RULE, leaks
 from tests.web.factory import memory_place, store_letter

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from console.jobs.automation.rules_at_work import apply_rules
 from console.models import Broker, Delivery
-from console.services.notify import do_add_channel
+from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from tests.access.masked_value import CARD, CARD_RULE, leaks

@@ -20,7 +20,7 @@ from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Origin
 from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
-from console.services.notify import do_add_channel
+from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.access.test_every_url_by_role import every_url, filled

@@ -17,8 +17,8 @@ from django.utils import timezone
 from console.access.roles import ADMIN, VIEWER, set_role
 from console.jobs.door.requests import request_job
 from console.models import DeadLetter, Origin, RoleScope
+from console.services.channels import do_add_channel, do_subscribe
 from console.services.group_work import do_add_note
-from console.services.notify import do_add_channel, do_subscribe
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from tests.access.conftest import B_SECRETS, shows_nothing_of_b

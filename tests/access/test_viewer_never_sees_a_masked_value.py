@@ -15,8 +15,8 @@ import pytest
 from django.utils import timezone
 
 from console.jobs.door.requests import request_job
-from console.models import BusyName, FailureGroupHistory, Job, OutcomeStat, Origin
-from console.services.notify import do_add_channel
+from console.models import BusyName, FailureGroupHistory, Job, Origin, OutcomeStat
+from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from tests.access.test_every_url_by_role import every_url, filled
 from tests.web.factory import memory_place, store_letter

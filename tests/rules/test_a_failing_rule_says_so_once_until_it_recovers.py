@@ -13,7 +13,7 @@ from django.test import Client
 from console.access.roles import OPERATOR, set_role
 from console.jobs.automation.rules_at_work import apply_rules
 from console.models import Delivery, Job, RoleScope, Rule
-from console.services.notify import do_add_channel, do_subscribe
+from console.services.channels import do_add_channel, do_subscribe
 from console.services.rules import do_create_rule
 from tests.web.factory import memory_place, store_letter
 

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from console.jobs.automation.rules_at_work import apply_rules
 from console.jobs.door.runner import run_job
 from console.models import Broker, Delivery, Job
-from console.services.notify import do_add_channel
+from console.services.channels import do_add_channel
 from console.services.rules import do_create_rule
 from tests.web.factory import memory_place, store_letter
 

@@ -16,8 +16,8 @@ from django.utils import timezone
 from console.access.scope import scope_of
 from console.brokers import BrokerError
 from console.models import Broker, DeadLetter, DeadPlace, LetterState, PlaceSample
+from console.notifications.events import notify
 from console.services.brokers import check_broker, do_discover, mark_unreachable
-from console.services.notify import notify
 
 log = logging.getLogger(__name__)
 

@@ -49,9 +49,9 @@ from django.utils import timezone
 from console.access.actors import RuleActor
 from console.jobs.door.requests import request_job
 from console.models import DeadLetter, DeadPlace, LetterHandling, Rule
+from console.notifications.events import notify
 from console.services import audit, rule_inbox
 from console.services.jobs import JobError
-from console.services.notify import notify
 from console.services.rules import Decision, decide, describe_action, enabled_rules, lineage_of, open_letters
 from console.services.rules.checks import JOB_KINDS, check, rule_actor
 from console.services.rules.failing import rule_failed, rule_recovered

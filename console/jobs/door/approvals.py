@@ -28,10 +28,10 @@ from console.access.scope import OutOfScope
 from console.access.topology import Topology
 from console.jobs.kinds import kind
 from console.models import DeadPlace, Job
+from console.notifications.events import notify
 from console.refusals import Conflict, Forbidden
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
-from console.services.notify import notify
 
 #: Who expires jobs in the audit.
 EXPIRY_ACTOR = "system:approvals"
