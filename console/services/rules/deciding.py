@@ -61,7 +61,7 @@ def decide(rules: list[Rule], letters: QuerySet, *, last_takes: set[int] | None 
     if not ids:
         return []
     lineage = lineage_of(ids)
-    may_replay = rules_may_replay(DeadLetter.objects.filter(id__any=ids)).filter(pk=OuterRef("pk"))
+    may_replay = rules_may_replay(DeadLetter.objects.filter(pk=OuterRef("pk")))
     captured, replayable = {}, set()
     for letter_id, captured_at, yes in DeadLetter.objects.filter(id__any=ids).values_list(
             "id", "captured_at", Exists(may_replay)):
