@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
 from console.access.redactor import RuleError, compile_rule
@@ -42,5 +44,5 @@ def do_delete_redaction_rule(rule: RedactionRule, *, actor: Actor) -> None:
                  details={"rule": pk, "before": facts})
 
 
-def _facts(rule: RedactionRule) -> dict:
+def _facts(rule: RedactionRule) -> dict[str, Any]:
     return {"kind": rule.kind, "pattern": rule.pattern, "note": rule.note, "enabled": rule.enabled}

@@ -24,8 +24,9 @@ What passes is cut into batches, one job each (one note for a hold).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from console.access.actors import RuleActor
 from console.access.guards import Unconfirmed, queue_refusals
@@ -45,6 +46,16 @@ NOT_PERMITTED, OUT_OF_SCOPE, TARGET_REFUSED, BROKER_UNREACHABLE = (
 CODES = (QUARANTINED, BREAKER_OPEN, NOT_PERMITTED, OUT_OF_SCOPE, TARGET_REFUSED, BROKER_UNREACHABLE)
 #: Refusals that are the safeguards holding letters back, not the rule failing.
 SAFEGUARDS = frozenset({QUARANTINED, BREAKER_OPEN})
+
+#: A letter as the check step reads it: id, broker id, place id, the place's scope, origin queue.
+Row = tuple[int, int, int, str, str]
+
+
+class Decided(Protocol):
+    """What the check step reads of a decision (console.services.rules.deciding.Decision)."""
+
+    letter_id: int
+    what: str
 
 
 @dataclass
@@ -81,12 +92,13 @@ def rule_actor(rule: Rule, enabler: Any = None) -> RuleActor:
                      broker_id=rule.broker_id, place_id=rule.place_id)
 
 
-def action_of(rule: Rule, decision) -> str:
+def action_of(rule: Rule, decision: Decided) -> str:
     """The action a decision stands for: a "blocked" letter is one the rule would retry or forward."""
-    return rule.action["kind"] if decision.what == "blocked" else decision.what
+    action: str = rule.action["kind"] if decision.what == "blocked" else decision.what
+    return action
 
 
-def check(rule: Rule, action: str, decisions: list, *, actor: RuleActor,
+def check(rule: Rule, action: str, decisions: Sequence[Decided], *, actor: RuleActor,
           topology: Topology | None = None) -> Checked:
     """The check step (see the module) for ``decisions`` of ``rule`` that all stand for ``action``."""
     checked = Checked(action)
@@ -131,15 +143,15 @@ def check(rule: Rule, action: str, decisions: list, *, actor: RuleActor,
     return checked
 
 
-def _queue(rule: Rule, action: str, row: tuple) -> tuple[int, str, str]:
+def _queue(rule: Rule, action: str, row: Row) -> tuple[int, str, str]:
     """The queue a letter would be published into: the forward's target in its broker and vhost,
     or a retry's origin."""
     _, broker_id, _, place_scope, origin = row
     return (broker_id, rule.action["target"] if action == "forward" else origin, place_scope)
 
 
-def _publishable(rule: Rule, action: str, rows: list[tuple], actor: RuleActor, topology: Topology,
-                 checked: Checked) -> list[tuple]:
+def _publishable(rule: Rule, action: str, rows: list[Row], actor: RuleActor, topology: Topology,
+                 checked: Checked) -> list[Row]:
     refusals = queue_refusals(actor, {_queue(rule, action, row) for row in rows}, topology=topology)
     if not refusals:
         return rows
@@ -186,15 +198,17 @@ def _not_permitted(actor: RuleActor, action: str) -> str:
 
 # -- what a dry run reports ------------------------------------------------------------------
 
-def told(rule: Rule, decisions: list, *, actor: RuleActor) -> dict[str, Any]:
+def told(rule: Rule, decisions: Sequence[Decided], *, actor: RuleActor) -> dict[str, Any]:
     """The check step over ``rule``'s decisions, as a dry run reports it: per action how many
     letters it takes (``by_action``), how many of those would run (``would_run``), and what would
     be refused (``refused``: action, code, reason and count, largest first)."""
-    grouped: dict[str, list] = defaultdict(list)
+    grouped: dict[str, list[Decided]] = defaultdict(list)
     for decision in decisions:
         grouped[action_of(rule, decision)].append(decision)
     topology = Topology()  # each broker asked once for every action
-    by_action, would_run, refused = {}, {}, []
+    by_action: dict[str, int] = {}
+    would_run: dict[str, int] = {}
+    refused: list[dict[str, Any]] = []
     for action, group in grouped.items():
         checked = check(rule, action, group, actor=actor, topology=topology)
         by_action[action], would_run[action] = len(group), checked.runs

@@ -7,13 +7,14 @@ import json
 import math
 import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from functools import reduce
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import (
     BooleanField,
     Exists,
@@ -24,6 +25,8 @@ from django.db.models import (
     Q,
     QuerySet,
 )
+from django.db.models.expressions import Combinable
+from django.db.models.sql.compiler import SQLCompiler
 from django.utils import timezone
 
 from console.models import DeadLetter, LetterState, Rule
@@ -32,7 +35,7 @@ from console.services.rules.spec import path_steps
 from console.services.selection import filter_letters
 
 
-def in_rule_scope(rule: Rule, letters: QuerySet) -> QuerySet:
+def in_rule_scope(rule: Rule, letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
     if rule.place_id is not None:
         return letters.filter(place_id=rule.place_id)
     if rule.broker_id is not None:
@@ -40,7 +43,7 @@ def in_rule_scope(rule: Rule, letters: QuerySet) -> QuerySet:
     return letters
 
 
-def matching(rule: Rule, letters: QuerySet) -> list[int]:
+def matching(rule: Rule, letters: QuerySet[DeadLetter]) -> list[int]:
     """Ids of ``letters`` (in the rule's scope) that its ``match`` takes, in id order."""
     with _without_jit():
         return list(matches(rule, letters).order_by("id").values_list("id", flat=True))
@@ -56,7 +59,7 @@ def _without_jit() -> Iterator[None]:
         yield
 
 
-def matches(rule: Rule, letters: QuerySet) -> QuerySet:
+def matches(rule: Rule, letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
     """``letters`` (in the rule's scope) that its ``match`` takes: one query, every match kind
     evaluated by PostgreSQL, the body path included (:func:`body_path_condition`)."""
     match = rule.match or {}
@@ -84,7 +87,7 @@ def matches(rule: Rule, letters: QuerySet) -> QuerySet:
     return qs
 
 
-def matching_each(rules: list[Rule], letters: QuerySet) -> list[set[int]]:
+def matching_each(rules: list[Rule], letters: QuerySet[DeadLetter]) -> list[set[int]]:
     """For each of ``rules``, the ids of ``letters`` it matches, from one query: one pass over
     the letters for the whole rule set, where a query per rule walked them once per rule (a
     dry run of the tenth rule walked a million letters ten times)."""
@@ -93,7 +96,8 @@ def matching_each(rules: list[Rule], letters: QuerySet) -> list[set[int]]:
     conditions = [rule_condition(rule) for rule in rules]
     names = [f"rule_{index}" for index in range(len(rules))]
     rows = letters.filter(reduce(operator.or_, conditions)).annotate(**{
-        name: ExpressionWrapper(condition, output_field=BooleanField()) for name, condition in zip(names, conditions)
+        name: ExpressionWrapper(condition, output_field=BooleanField())
+        for name, condition in zip(names, conditions, strict=True)
     }).order_by().values_list("id", *names)
     found: list[set[int]] = [set() for _ in rules]
     with _without_jit():
@@ -231,22 +235,23 @@ class ValueAtPath(Expression):
 
     def __init__(self, steps: list[str | int], wanted: Any, *, column: str) -> None:
         super().__init__(output_field=BooleanField())
-        self.steps, self.wanted, self.source = steps, wanted, F(column)
+        self.steps, self.wanted = steps, wanted
+        self.source: Any = F(column)  # the column's expression once the query resolves it
         self.from_body = column == "body"
 
-    def get_source_expressions(self):
+    def get_source_expressions(self) -> list[Any]:
         return [self.source]
 
-    def set_source_expressions(self, exprs):
+    def set_source_expressions(self, exprs: Sequence[Combinable | Expression]) -> None:
         (self.source,) = exprs
 
-    def as_sql(self, compiler, connection):
+    def as_sql(self, compiler: SQLCompiler, connection: BaseDatabaseWrapper) -> tuple[str, tuple[Any, ...]]:
         source, params = compiler.compile(self.source)
         document = f"console_body_json({source})" if self.from_body else source
         keys = [str(step) for step in self.steps]
         indexes = [min(step, MAX_INDEX) if isinstance(step, int) else None for step in self.steps]
         return (f"console_py_equals(console_json_at({document}, %s::text[], %s::integer[]), %s::jsonb)",
-                [*params, keys, indexes, json.dumps(self.wanted)])
+                (*params, keys, indexes, json.dumps(self.wanted)))
 
 
 #: An index past any list's end (PostgreSQL's integer; an 8 MiB document holds fewer items).
@@ -260,7 +265,7 @@ def handled_elsewhere() -> Q:
     return Q(handling__held=True) | (Q(handling__job__isnull=False) & ~Q(handling__job__status__in=Job.FINISHED))
 
 
-def open_letters(letters: QuerySet | None = None) -> QuerySet:
+def open_letters(letters: QuerySet[DeadLetter] | None = None) -> QuerySet[DeadLetter]:
     """Held letters a rule may act on now."""
     qs = DeadLetter.objects.all() if letters is None else letters
     return qs.filter(state=LetterState.HELD).exclude(handled_elsewhere())
