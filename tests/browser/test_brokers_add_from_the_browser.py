@@ -22,13 +22,17 @@ def test_fill_test_and_save_a_rabbitmq_broker(signed_in_page, screenshot, live_s
     expect(page.get_by_role("heading", name="Add a broker")).to_be_visible()
 
     management = page.get_by_label("Management URL")
+    url = page.get_by_label("URL", exact=True)
     page.get_by_label("Kind").select_option("redis")
     expect(management).to_be_hidden()  # only kinds that use one ask for it
+    expect(url).to_have_attribute("placeholder", "redis://host:6379/0")  # each kind's example, from its adapter
     page.get_by_label("Kind").select_option("rabbitmq")
     expect(management).to_be_visible()
+    expect(url).to_have_attribute("placeholder", "amqp://host:5672/%2F")
+    expect(page.get_by_text("RabbitMQ's management API, e.g. http://host:15672")).to_be_visible()
 
     page.get_by_label("Name", exact=True).fill("local-rabbit")
-    page.get_by_label("URL", exact=True).fill("amqp://127.0.0.1:5672/%2F")
+    url.fill("amqp://127.0.0.1:5672/%2F")
     management.fill("http://127.0.0.1:15672")
     page.get_by_label("Username").fill("guest")
     page.get_by_label("Password").fill("guest")
