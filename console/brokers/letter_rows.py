@@ -32,7 +32,7 @@ class Arrival(NamedTuple):
     replay_id: str  # our replay id header, "" when it carries none
 
 
-def prepared(batch: Iterable[Received], fixed: Mapping[str, Any]) -> tuple[list[Arrival], list[dict]]:
+def prepared(batch: Iterable[Received], fixed: Mapping[str, Any]) -> tuple[list[Arrival], list[dict[str, Any]]]:
     """The arrivals of ``batch`` and their letters' columns; ``fixed`` holds the columns that
     are the same for the whole batch (its place, broker and capture job)."""
     arrivals, rows = [], []
@@ -49,7 +49,7 @@ def replay_id_of(headers: Mapping[str, Any]) -> str:
     return str(value) if value else ""
 
 
-def letter_row(message: Received, fixed: Mapping[str, Any]) -> dict:
+def letter_row(message: Received, fixed: Mapping[str, Any]) -> dict[str, Any]:
     """The new letter's columns, as ``console.services.copy_insert`` writes them. Text from the
     message that PostgreSQL cannot hold (NUL) is escaped; headers and properties keep it
     exactly (tagged)."""

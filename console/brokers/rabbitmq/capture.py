@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, cast
 
 from aiormq.abc import DeliveredMessage
 from pamqp import commands as spec
@@ -28,15 +28,22 @@ LINGER_SECONDS = 0.05
 def received(message: DeliveredMessage) -> Received:
     """A delivered message as the adapter boundary carries it, with its x-death envelope."""
     properties, headers = decode_properties(message.header.properties)
+    delivery = _deliver(message)
     return Received(
-        token=message.delivery.delivery_tag,
+        token=delivery.delivery_tag,
         body=bytes(message.body),
         headers=headers,
         properties=properties,
         envelope=envelope_from_headers(headers),
-        redelivered=bool(message.delivery.redelivered),
+        redelivered=bool(delivery.redelivered),
         message_id=str(properties.get("message_id", "")),
     )
+
+
+def _deliver(message: DeliveredMessage) -> spec.Basic.Deliver:
+    """The basic.deliver a consumer's message came with (aiormq types it as any of the four
+    methods that carry a message)."""
+    return cast(spec.Basic.Deliver, message.delivery)
 
 
 class QueueConsumer:
@@ -94,7 +101,8 @@ class QueueConsumer:
         if closing.done() and not closing.cancelled():
             reason = closing.exception()
             if isinstance(reason, RecursionError) or isinstance(getattr(reason, "__cause__", None), RecursionError):
-                return reason
+                lost: Exception = reason
+                return lost
         return BrokerError(f"the channel to {self.where} closed during capture; unacknowledged messages "
                            "go back to the queue", permanent=False)
 
@@ -133,7 +141,7 @@ class QueueConsumer:
                         break  # nothing arrived for wait_seconds
             else:
                 message = self.buffer.get_nowait()
-            self.unacked.add(message.delivery.delivery_tag)
+            self.unacked.add(cast(int, _deliver(message).delivery_tag))  # a delivery always has its tag
             batch.append(received(message))
         return batch
 
@@ -263,7 +271,8 @@ class RabbitCapture(CaptureSession):
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
         if self._closed:
             raise BrokerError("this capture session is closed", permanent=True)
-        return self._run(self._consumer.next_batch(max_count, wait_seconds), wait_seconds)
+        batch: list[Received] = self._run(self._consumer.next_batch(max_count, wait_seconds), wait_seconds)
+        return batch
 
     def ack(self, batch: Sequence[Received]) -> None:
         self._run(self._consumer.ack([message.token for message in batch]), 0)
