@@ -86,13 +86,16 @@ class Redactor:
     """
 
     def __init__(self, rules: Iterable[tuple[str, str]]) -> None:
-        self.paths, self.headers_, self.regexes = [], [], []
+        self.paths: list[list[json_path.Step]] = []
+        self.headers_: list[re.Pattern[str]] = []
+        self.regexes: list[re.Pattern[str]] = []
+        by_kind: dict[str, list[Any]] = {"json_path": self.paths, "header": self.headers_, "regex": self.regexes}
         for kind, pattern in rules:
             try:
                 compiled = compile_rule(kind, pattern)
             except RuleError:
                 continue  # rules are checked when saved; one broken since must not break pages
-            {"json_path": self.paths, "header": self.headers_, "regex": self.regexes}[kind].append(compiled)
+            by_kind[kind].append(compiled)
         # "name": patterns for the JSON-path rules in text that is not JSON (None: no name).
         self.field_patterns = [None if name is None else re.compile(r'"' + re.escape(name) + r'"\s*:\s*')
                                for name in _field_names(self.paths)]
@@ -254,7 +257,8 @@ def _value_end(text: str, start: int) -> int:
                     return index + 1
             index += 1
         return len(text)
-    return _SCALAR.match(text, start).end()
+    scalar = _SCALAR.match(text, start)  # always matches, if only the empty text
+    return scalar.end() if scalar else start
 
 
 def masked_preview(redactor: Redactor, head: bytes, size: int) -> str:
