@@ -1,5 +1,9 @@
-"""``/api/jobs/``: start replay, move, purge and mark-failed jobs (console.jobs.door.requests), preview
-them, follow and steer them."""
+"""``/api/jobs/``: start the jobs offered on a selection of letters (replay, move, mark failed,
+purge: console.jobs.kinds, through console.jobs.door.requests), preview them, follow and steer them.
+
+The request's fields beyond the letters, reason and ticket are what those kinds ask for
+(console.jobs.kinds.base.Ask), so a new kind's fields and action appear here, and in the
+schema, without an edit."""
 
 from __future__ import annotations
 
@@ -14,13 +18,12 @@ from console.api.errors import ErrorSerializer
 from console.api.keyset import NewestFirstPagination
 from console.jobs.door.requests import request_job
 from console.jobs.door.steering import do_cancel_job, do_pause_job, do_resume_job
-from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
+from console.jobs.kinds import offered
+from console.jobs.kinds.base import SELECTION, Ask
 from console.models import Job
 from console.services.jobs import preview
 from console.services.parsing import ApiIntegerField
 from console.services.selection import FILTER_KEYS
-
-LETTER_ACTIONS = [Job.Kind.REPLAY, Job.Kind.MOVE, Job.Kind.PURGE, Job.Kind.MARK_FAILED]
 
 
 class ParamField(serializers.ReadOnlyField):
@@ -77,27 +80,41 @@ class SelectionSerializer(serializers.Serializer):
         return value
 
 
+def serializer_field(ask: Ask) -> serializers.Field:
+    """The API's field for one thing a kind asks for; never required here, as one request
+    serializer serves every action (the kind refuses what it misses)."""
+    if ask.type is int:
+        return ApiIntegerField(required=False, allow_null=ask.nullable, min_value=ask.min_value,
+                               max_value=ask.max_value, help_text=ask.help)
+    if ask.type is float:
+        return serializers.FloatField(required=False, allow_null=ask.nullable, min_value=ask.min_value,
+                                      max_value=ask.max_value, help_text=ask.help)
+    return serializers.CharField(required=False, default="", allow_blank=True, max_length=ask.max_length,
+                                 help_text=ask.help)
+
+
+def selection_asks() -> list[Ask]:
+    """What the kinds offered on a selection ask for, each name once, in the registry's order."""
+    asks: dict[str, Ask] = {}
+    for each in offered(SELECTION):
+        for ask in each.asks:
+            asks.setdefault(ask.name, ask)
+    return list(asks.values())
+
+
 class JobCreateSerializer(SelectionSerializer):
-    action = serializers.ChoiceField(choices=LETTER_ACTIONS)
+    """A job on letters: the action (a kind offered on a selection), the reason, and what the
+    kinds ask for (read from the registry each time, so a registered kind is taken at once)."""
+
     reason = serializers.CharField(help_text="Why (audited)")
-    target = serializers.CharField(required=False, default="", allow_blank=True, max_length=500,
-                                   help_text="Destination queue; only and always for a move")
     ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
-    rate_limit = ApiIntegerField(required=False, allow_null=True, min_value=1,
-                                          help_text="Letters per second (replay and move)")
-    concurrency = ApiIntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY,
-                                           help_text="Connections per broker publishing at once (replay and "
-                                                     "move); above 1, order across them is not kept")
-    canary_size = ApiIntegerField(
-        required=False, allow_null=True, min_value=1,
-        help_text="Replay this many letters first, wait, and go on only if few came back")
-    canary_wait_seconds = ApiIntegerField(
-        required=False, allow_null=True, min_value=0, max_value=MAX_CANARY_WAIT_SECONDS,
-        help_text="How long to watch for returns after the canary (default 30)")
-    return_threshold = serializers.FloatField(
-        required=False, allow_null=True, min_value=0, max_value=100,
-        help_text="Percent of replayed letters coming back above which the job pauses itself "
-                  "(default 5 with a canary)")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        fields["action"] = serializers.ChoiceField(choices=[each.name for each in offered(SELECTION)])
+        for ask in selection_asks():
+            fields[ask.name] = serializer_field(ask)
+        return fields
 
 
 class OriginCountSerializer(MaskedSerializer):
@@ -133,11 +150,9 @@ class JobList(generics.ListAPIView):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         job = request_job(
-            data["action"], actor=request.user, reason=data["reason"], ids=data.get("letters"),
-            filter=data.get("filter"), target=data["target"], ticket=data["ticket"],
-            rate_limit=data.get("rate_limit"), concurrency=data.get("concurrency"),
-            canary_size=data.get("canary_size"), canary_wait_seconds=data.get("canary_wait_seconds"),
-            return_threshold=data.get("return_threshold"),
+            data["action"], actor=request.user, reason=data["reason"], ticket=data["ticket"],
+            ids=data.get("letters"), filter=data.get("filter"),
+            **{ask.name: data.get(ask.name) for ask in selection_asks()},
         )
         return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 

@@ -18,7 +18,7 @@ register = template.Library()
 @register.simple_tag(takes_context=True)
 def bulk_action_form(context, place: DeadPlace) -> BulkActionForm:
     """An empty action form offering what the place's adapter can do and the user's role allows."""
-    return BulkActionForm(allowed_actions=offered_actions(place, context["request"].user))
+    return BulkActionForm(offered=offered_actions(place, context["request"].user))
 
 
 @register.simple_tag(takes_context=True)

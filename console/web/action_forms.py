@@ -13,37 +13,65 @@ from typing import Any
 
 from django import forms
 
-from console.jobs.kinds.pace import MAX_CANARY_WAIT_SECONDS, MAX_CONCURRENCY
-from console.models import Job
+from console.jobs.kinds import JobKind
+from console.jobs.kinds.base import Ask
 from console.services.edit import tagged_headers
 from console.services.jobs import JobError
 from console.services.parsing import IntegerField, ascii_whole_number
 from console.web.display import BODY_PAGE_LIMIT
 
-ACTION_LABELS = {
-    Job.Kind.REPLAY: "Replay to origin",
-    Job.Kind.MOVE: "Move to queue",
-    Job.Kind.MARK_FAILED: "Mark failed",
-    Job.Kind.PURGE: "Purge",
-}
-
 #: Bodies larger than a page shows are not edited in a browser text area either.
 EDITABLE_BODY_BYTES = BODY_PAGE_LIMIT
 
 
-class BulkActionForm(forms.Form):
-    """What to do with the ticked letters (or all matching); the reason may come now or at confirm."""
+def form_field(ask: Ask) -> forms.Field:
+    """The page's field for one thing a kind asks for; whether it is required is the kind's to
+    say once the action is known (:meth:`BulkActionForm.clean`)."""
+    common: dict[str, Any] = {"required": False, "label": ask.label, "initial": ask.initial}
+    if ask.type is int:
+        return IntegerField(min_value=ask.min_value, max_value=ask.max_value, **common)
+    if ask.type is float:
+        return forms.FloatField(min_value=ask.min_value, max_value=ask.max_value, **common)
+    field = forms.CharField(max_length=ask.max_length, strip=True, **common)
+    if ask.queue:  # the page's list of queue names the reader may see
+        field.widget.attrs.update({"list": "move-targets", "autocomplete": "off"})
+    return field
 
-    action = forms.ChoiceField(choices=list(ACTION_LABELS.items()))
-    target = forms.CharField(required=False, max_length=500, strip=True, label="Target queue (move)")
+
+def asked_values(form: forms.Form, asks: tuple[Ask, ...]) -> dict[str, Any]:
+    """What the operator gave of ``asks``, as keyword arguments of request_job."""
+    given = {ask.name: form.cleaned_data.get(ask.name) for ask in asks if ask.name in form.fields}
+    return {name: value for name, value in given.items() if value not in (None, "")}
+
+
+class BulkActionForm(forms.Form):
+    """What to do with the ticked letters (or all matching); the reason may come now or at confirm.
+
+    Besides the action, it holds a field for each thing the offered kinds ask for with the action
+    (a move's target queue); the page shows each only for the actions that ask for it."""
+
+    action = forms.ChoiceField()
     reason = forms.CharField(required=False, max_length=2000, strip=True, label="Reason (for the audit)")
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
     select_all = forms.BooleanField(required=False)
 
-    def __init__(self, *args, allowed_actions: list[str], **kwargs) -> None:
+    def __init__(self, *args, offered: list[JobKind], **kwargs) -> None:
         kwargs.setdefault("auto_id", "action_%s")  # the filter form on the same page has a "reason"
         super().__init__(*args, **kwargs)
-        self.fields["action"].choices = [(a, ACTION_LABELS[a]) for a in allowed_actions]
+        self.kinds = {each.name: each for each in offered}
+        self.fields["action"].choices = [(each.name, each.action_label) for each in offered]
+        #: field name -> the actions that ask for it (the page shows the field for those only)
+        self.asked_by: dict[str, list[str]] = {}
+        for each in offered:
+            for ask in each.asks:
+                if not ask.at_confirm:
+                    self.fields.setdefault(ask.name, form_field(ask))
+                    self.asked_by.setdefault(ask.name, []).append(each.name)
+        self.order_fields(["action", *self.asked_by, "reason", "ticket", "select_all"])
+
+    def asked_fields(self) -> list[tuple[forms.BoundField, str]]:
+        """The fields the actions ask for, each with the actions (space-separated) that ask it."""
+        return [(self[name], " ".join(actions)) for name, actions in self.asked_by.items()]
 
     def clean(self):
         cleaned = super().clean()
@@ -51,10 +79,12 @@ class BulkActionForm(forms.Form):
         cleaned["ids"] = [number for number in map(ascii_whole_number, self.data.getlist("ids")) if number is not None]
         if not cleaned.get("select_all") and not cleaned["ids"]:
             raise forms.ValidationError("Tick some letters, or select all matching.")
-        if cleaned.get("action") == Job.Kind.MOVE and not cleaned.get("target"):
-            self.add_error("target", "A move needs a target queue.")
-        if cleaned.get("action") != Job.Kind.MOVE:
-            cleaned["target"] = ""
+        chosen = self.kinds.get(cleaned.get("action", ""))
+        asks = () if chosen is None else tuple(ask for ask in chosen.asks if not ask.at_confirm)
+        for ask in asks:
+            if ask.required and cleaned.get(ask.name) in (None, ""):
+                self.add_error(ask.name, f"A {chosen.label.lower()} needs {ask.what or ask.label.lower()}.")
+        cleaned["asked"] = asked_values(self, asks)
         return cleaned
 
 
@@ -71,56 +101,43 @@ class ShovelForm(forms.Form):
 
 
 class ConfirmForm(forms.Form):
-    """The confirmation under a preview: the frozen selection (signed), a reason, and for a
-    purge the place's name typed in."""
+    """The confirmation under a preview: the frozen selection (signed), a reason, what the kind
+    asks for at this step (a replay's pace), and for a kind that cannot be undone (a purge) the
+    place's name typed in."""
 
     token = forms.CharField(widget=forms.HiddenInput)
     reason = forms.CharField(max_length=2000, strip=True, label="Reason (for the audit)",
                              error_messages={"required": "A reason is required: it goes into the audit."})
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
     typed_name = forms.CharField(required=False, max_length=500, strip=False, label="Type the place's name")
-    # The pace of a replay or move (console.jobs.kinds.pace).
-    rate_limit = IntegerField(required=False, min_value=1, label="Rate limit (letters per second, optional)")
-    concurrency = IntegerField(required=False, min_value=1, max_value=MAX_CONCURRENCY, initial=1,
-                                     label="Connections publishing at once")
-    canary_size = IntegerField(required=False, min_value=1,
-                                     label="Canary: replay this many first, then wait (optional)")
-    canary_wait_seconds = IntegerField(required=False, min_value=0, max_value=MAX_CANARY_WAIT_SECONDS,
-                                             label="Canary wait (seconds, default 30)")
-    return_threshold = forms.FloatField(required=False, min_value=0, max_value=100,
-                                        label="Pause when more than this % come back (default 5 with a canary)")
 
-    PACE = ("rate_limit", "concurrency", "canary_size", "canary_wait_seconds", "return_threshold")
-
-    def __init__(self, *args, purge_name: str | None = None, publishes: bool = False, **kwargs) -> None:
+    def __init__(self, *args, job_kind: JobKind, place_name: str, **kwargs) -> None:
         kwargs.setdefault("auto_id", "confirm_%s")
         super().__init__(*args, **kwargs)
-        if not publishes:
-            for name in self.PACE:
-                del self.fields[name]
-        self.purge_name = purge_name
-        if purge_name is None:
+        self.asks = tuple(ask for ask in job_kind.asks if ask.at_confirm)
+        for ask in self.asks:
+            self.fields[ask.name] = form_field(ask)
+        self.name_to_type = place_name if job_kind.cannot_be_undone else None
+        if self.name_to_type is None:
             del self.fields["typed_name"]
         else:
-            self.fields["typed_name"].label = f"Type {purge_name} to purge"
+            self.fields["typed_name"].label = f"Type {self.name_to_type} to {job_kind.action_label.lower()}"
             self.fields["typed_name"].widget.attrs.update(autocomplete="off", spellcheck="false")
         # The keyboard starts where the operator has something to type.
         first = next((name for name in self.errors if name in self.fields), None) if self.is_bound else None
         if first is None:
-            first = "typed_name" if purge_name is not None else ("reason" if not self.initial.get("reason") else None)
+            first = ("typed_name" if self.name_to_type is not None
+                     else "reason" if not self.initial.get("reason") else None)
         if first:
             self.fields[first].widget.attrs["autofocus"] = True
 
-    def pace(self) -> dict:
-        """The pace fields given, as keyword arguments of request_job."""
-        given = {name: self.cleaned_data.get(name) for name in self.PACE if name in self.fields}
-        if "concurrency" in given:
-            given["concurrency"] = given["concurrency"] or 1
-        return {name: value for name, value in given.items() if value is not None}
+    def asked(self) -> dict[str, Any]:
+        """What the operator gave at this step, as keyword arguments of request_job."""
+        return asked_values(self, self.asks)
 
     def clean_typed_name(self) -> str:
         typed = self.cleaned_data.get("typed_name", "")
-        if typed != self.purge_name:
+        if typed != self.name_to_type:
             raise forms.ValidationError(
                 "The name does not match (it is case-sensitive): nothing was purged."
                 if typed else "Type the place's name to confirm the purge."
@@ -133,7 +150,8 @@ class EditLetterForm(forms.Form):
 
     ENCODINGS = [("text", "Text (UTF-8)"), ("base64", "Base64 (binary)")]
 
-    body = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
+    body = forms.CharField(required=False, strip=False,
+                           widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
     body_encoding = forms.ChoiceField(choices=ENCODINGS, label="Body is")
     headers = forms.CharField(
         required=False, strip=False, label="Headers (JSON; bytes, times and decimals tagged $bytes, $ts, $decimal)",

@@ -1,5 +1,6 @@
-// The bulk action form: show the target queue only when the action is a move.
-// Without this script the field is simply always shown (and ignored unless moving).
+// The bulk action form: show each field the actions ask for (a move's target queue) only when
+// the chosen action asks for it (data-shown-for-action lists them, space-separated). Without
+// this script every field is simply shown (and ignored by the actions that do not ask for it).
 (function () {
   "use strict";
 
@@ -7,7 +8,7 @@
     var form = select.form;
     if (!form) return;
     form.querySelectorAll("[data-shown-for-action]").forEach(function (field) {
-      field.hidden = field.getAttribute("data-shown-for-action") !== select.value;
+      field.hidden = field.getAttribute("data-shown-for-action").split(" ").indexOf(select.value) < 0;
     });
   }
 

@@ -75,7 +75,7 @@ def test_a_filter_job_says_how_many_letters_arrived_after_it_was_made(signed_in,
 
 def test_a_replay_from_the_archive_shows_what_it_selected(signed_in, operator):
     job = Job.objects.create(
-        kind=Job.Kind.ARCHIVE_REPLAY, actor=operator, actor_name="olga", reason="last week",
+        kind="archive_replay", actor=operator, actor_name="olga", reason="last week",
         selection={"lake": "/srv/lake", "since": "2026-11-01", "until": "2026-11-07", "origin": "<b>orders</b>"},
         expected=4, total=4,
     )

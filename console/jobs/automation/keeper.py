@@ -139,7 +139,7 @@ class Keeper:
         requested pause or cancel says. Only the flags are read each round; the job row is
         loaded again when they change."""
         flags = {row["place_id"]: row for row in Job.objects.filter(
-            kind=Job.Kind.KEEP, place_id__in=list(self.held)).exclude(status__in=Job.FINISHED)
+            kind="keep", place_id__in=list(self.held)).exclude(status__in=Job.FINISHED)
             .order_by("id").values("id", "place_id", "status", "cancel_requested", "pause_requested")}
         for place_id, held in list(self.held.items()):
             row = flags.get(place_id)

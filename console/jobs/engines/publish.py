@@ -41,6 +41,18 @@ from console.services.selection import resolve
 MAX_BATCH_BYTES = 64 * 1024 * 1024
 
 
+@dataclass(frozen=True)
+class Publishing:
+    """Where a job's letters go and what the audit calls publishing each one, as the job's kind
+    declares them (console.jobs.kinds.base.JobKind.publishes_to and audited_as)."""
+
+    audited_as: str
+    target: str = ""  # the queue chosen for them; "" sends each letter to the subscription it died in
+
+    def destination(self, letter: Flying) -> str:
+        return self.target or letter.origin_queue
+
+
 class Flying(NamedTuple):
     """What publishing one letter needs, and nothing more (no model instance; a tuple, made
     a thousand at a time)."""
@@ -66,12 +78,10 @@ class Flight:
     sending: object = None  # the Senders' handle while the broker has it
 
 
-def run_publish(job: Job, pace) -> str:
-    """Publish the job's letters at its ``pace`` (console.jobs.kinds.pace): to their origin, or
-    to ``pace.target`` for a move."""
+def run_publish(job: Job, pace, to: Publishing) -> str:
+    """Publish the job's letters at its ``pace`` (console.jobs.kinds.pace) where ``to`` says."""
     throttle = Throttle(pace.rate_limit)
     watch = ReturnWatch(job, pace)
-    target = getattr(pace, "target", "")
     places = PlaceCache()
     marked: Flight | None = None  # marked replaying, not sent yet
     flying: Flight | None = None  # sent, not recorded yet
@@ -90,14 +100,14 @@ def run_publish(job: Job, pace) -> str:
                 if marked is not None:
                     # Out now, behind the flight still waiting for its confirms (a publisher
                     # process publishes it as soon as that one is through).
-                    _send(target, marked, senders, places)
+                    _send(to, marked, senders, places)
                     sent, marked = marked, None
                 results = senders.wait(flying.sending) if flying is not None else None
                 landing, flying, sent = flying, sent, None
                 if flying is not None:
                     taker.start(room(flying, landing))  # marked while the landing is recorded
                 if landing is not None:
-                    _record_outcome(job, target, landing, results, places)
+                    _record_outcome(job, to, landing, results, places)
                     watch.saw(landing_places(landing))
                     watch.after_batch()
                 if flying is not None:
@@ -107,9 +117,9 @@ def run_publish(job: Job, pace) -> str:
                 else:
                     watch.judge_canary()
         except BaseException:
-            _land_after_stop(job, target, [marked, taker.abandon()], [flying, sent], senders, places)
+            _land_after_stop(job, to, [marked, taker.abandon()], [flying, sent], senders, places)
             raise
-    verb = f"moved to {target}" if target else "replayed"
+    verb = f"moved to {to.target}" if to.target else "replayed"
     return f"{job.done} letters {verb}, {job.failed} not confirmed, {job.skipped} skipped{watch.summary()}"
 
 
@@ -245,21 +255,11 @@ def _text(value) -> str:
     return value if isinstance(value, str) else json.dumps(value or {})
 
 
-def _action(target: str) -> str:
-    """What the audit calls publishing a letter: a move to a chosen queue, else a replay (an
-    edited copy's included)."""
-    return "move" if target else "replay"
-
-
-def _destination(target: str, letter: Flying) -> str:
-    return target or letter.origin_queue
-
-
-def _send(target: str, flight: Flight, senders: Senders, places: PlaceCache) -> None:
+def _send(to: Publishing, flight: Flight, senders: Senders, places: PlaceCache) -> None:
     """Hand the flight to the broker(s); letters without a destination are refused here."""
     by_broker: dict[int, list[Publication]] = defaultdict(list)
     for letter in flight.letters:
-        destination = _destination(target, letter)
+        destination = to.destination(letter)
         if not destination:
             flight.refused[letter.id] = "origin unknown: move it to a chosen queue instead"
             continue
@@ -269,7 +269,7 @@ def _send(target: str, flight: Flight, senders: Senders, places: PlaceCache) -> 
     flight.sending = senders.send(by_broker)
 
 
-def _record_outcome(job: Job, target: str, flight: Flight, results, places: PlaceCache) -> None:
+def _record_outcome(job: Job, to: Publishing, flight: Flight, results, places: PlaceCache) -> None:
     """Commit the flight's outcome with one audit row per dead place the letters came from."""
     confirmed_ids, refused = results if results is not None else ([], {})
     refused = {**flight.refused, **refused}
@@ -279,18 +279,18 @@ def _record_outcome(job: Job, target: str, flight: Flight, results, places: Plac
     with transaction.atomic():
         if confirmed:
             with connection.cursor() as cursor:
-                cursor.execute(_RECORD_SQL, {"replayed": LetterState.REPLAYED, "now": now, "target": target,
+                cursor.execute(_RECORD_SQL, {"replayed": LetterState.REPLAYED, "now": now, "target": to.target,
                                              "ids": array_text([letter.id for letter in confirmed])})
             for place_id, letters in _by_place(confirmed).items():
-                destinations = sorted({_destination(target, letter) for letter in letters})
-                audit.record(_action(target), actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
+                destinations = sorted({to.destination(letter) for letter in letters})
+                audit.record(to.audited_as, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                              place=places.get(place_id), target=", ".join(destinations)[:500],
                              letter_ids=[letter.id for letter in letters], outcome="confirmed")
         if refused:
             _back_to_held(job, list(refused))
             for place_id, letters in _by_place([by_id[i] for i in refused if i in by_id]).items():
                 errors = sorted({refused[letter.id] for letter in letters})
-                audit.record(_action(target), actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
+                audit.record(to.audited_as, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                              place=places.get(place_id), letter_ids=[letter.id for letter in letters],
                              outcome="refused", details={"errors": errors[:20]})
             row = Job.objects.select_for_update().get(pk=job.pk)
@@ -305,7 +305,7 @@ def _back_to_held(job: Job, ids: list[int]) -> None:
         state=LetterState.HELD, state_changed_at=timezone.now())
 
 
-def _land_after_stop(job: Job, target: str, unsent: list[Flight | None], in_air: list[Flight | None],
+def _land_after_stop(job: Job, to: Publishing, unsent: list[Flight | None], in_air: list[Flight | None],
                      senders: Senders, places: PlaceCache) -> None:
     """The loop is stopping: record what the broker confirmed, hand back what it did not and
     what was marked but never sent."""
@@ -313,7 +313,7 @@ def _land_after_stop(job: Job, target: str, unsent: list[Flight | None], in_air:
         if flying is None:
             continue
         try:
-            _record_outcome(job, target, flying, senders.wait(flying.sending, retry=False), places)
+            _record_outcome(job, to, flying, senders.wait(flying.sending, retry=False), places)
         except Exception:
             # Whether the broker has them is unknown: held again, they may be replayed twice
             # (with the same replay id), never lost.

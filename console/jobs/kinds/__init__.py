@@ -2,9 +2,11 @@
 
 Each module defines a :class:`~console.jobs.kinds.base.JobKind`: the kind's typed parameters
 and their validation, what a request for it touches (its plan: letters, places, targets), the
-permission it needs, and its runner. Every job of every kind is requested through
-console.jobs.door.requests.request_job and run by console.jobs.door.runner. Adding a kind means adding a
-module here, a line below and a value in ``Job.Kind``.
+permission it needs, its runner, and its surface (label, the pages that offer it, what it asks
+for, where it publishes). Every job of every kind is requested through
+console.jobs.door.requests.request_job and run by console.jobs.door.runner. Adding a kind means
+adding a module here and a line below (or :func:`register` for a kind that lives elsewhere, a
+test's own): ``Job.kind`` takes its choices from this registry (console.apps), so no migration.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ from importlib import import_module
 from console.jobs.kinds.base import JobKind, Plan
 from console.services.jobs import JobError
 
-#: kind -> dotted path of its JobKind class, imported on first use.
+#: kind -> dotted path of its JobKind class, imported on first use. Action menus list the kinds
+#: they offer in this order.
 KINDS = {
     "capture": "console.jobs.kinds.capture.Capture",
     "shovel": "console.jobs.kinds.shovel.Shovel",
     "replay": "console.jobs.kinds.replay.Replay",
     "move": "console.jobs.kinds.move.Move",
-    "purge": "console.jobs.kinds.purge.Purge",
     "mark_failed": "console.jobs.kinds.mark_failed.MarkFailed",
+    "purge": "console.jobs.kinds.purge.Purge",
     "edit_replay": "console.jobs.kinds.edit_replay.EditReplay",
     "archive_replay": "console.jobs.kinds.archive_replay.ArchiveReplay",
     "keep": "console.jobs.kinds.keep.Keep",
@@ -38,4 +41,33 @@ def kind(name: str) -> JobKind:
     return getattr(import_module(module), cls)()
 
 
-__all__ = ["KINDS", "JobKind", "Plan", "kind"]
+def register(name: str, dotted: str) -> None:
+    """Add the kind whose JobKind class ``dotted`` names (a kind living outside this package)."""
+    KINDS[name] = dotted
+    kind.cache_clear()
+
+
+def unregister(name: str) -> None:
+    """Forget a kind :func:`register` added."""
+    KINDS.pop(name, None)
+    kind.cache_clear()
+
+
+def all_kinds() -> list[JobKind]:
+    """Every kind, in the registry's order."""
+    return [kind(name) for name in KINDS]
+
+
+def choices() -> list[tuple[str, str]]:
+    """(name, label) of every kind: ``Job.kind``'s choices, and the API's enum of job kinds."""
+    return [(each.name, each.label) for each in all_kinds()]
+
+
+def offered(page: str, capabilities: dict[str, bool] | None = None) -> list[JobKind]:
+    """The kinds ``page`` offers (console.jobs.kinds.base.SELECTION, ...), for a place whose
+    adapter has ``capabilities``; every kind the page may offer anywhere when None."""
+    return [each for each in all_kinds()
+            if page in each.offered_on and (capabilities is None or each.offered(page, capabilities))]
+
+
+__all__ = ["KINDS", "JobKind", "Plan", "all_kinds", "choices", "kind", "offered", "register", "unregister"]

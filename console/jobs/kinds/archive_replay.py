@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.db import transaction
 
-from console.jobs.control import Throttle, advance, checkpoint, note
-from console.jobs.kinds.base import JobKind, Params, Plan, Target
 from console.brokers.publication import Publication
+from console.jobs.control import Throttle, advance, checkpoint, note
 from console.jobs.engines.senders import Senders
+from console.jobs.kinds.base import ORIGIN, JobKind, Params, Plan, Target
 from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.custody import replay_id
@@ -61,6 +61,8 @@ def _day(value: str | None, name: str) -> str | None:
 class ArchiveReplay(JobKind):
     name = "archive_replay"
     params: ClassVar[type[ArchiveParams]] = ArchiveParams
+    publishes_to = ORIGIN  # each letter to the origin the lake kept for it
+    resolves = ("confirmed", LetterState.REPLAYED)
 
     def parse(self, given: dict[str, Any]) -> ArchiveParams:
         from console.pipeline import lake as lakefs

@@ -1,4 +1,10 @@
-"""What every job kind provides, and the plan a request for it makes."""
+"""What every job kind provides, and the plan a request for it makes.
+
+A kind owns its surface as well as its runner: its label, the pages that offer it, what it
+asks for (:class:`Ask`, from which the pages build their form fields and the API its serializer
+fields), where it publishes letters and what the audit calls that, and whether it pauses.
+Pages, API, pipeline and publisher read these; none of them names a kind.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,40 @@ from console.access.roles import ACT
 from console.models import DeadPlace, Job
 from console.services.audit import Actor
 from console.services.jobs import JobError
+
+#: The pages that may offer a kind (:attr:`JobKind.offered_on`).
+SELECTION = "selection"  # the ticked or all matching letters of a place page, and POST /api/jobs/
+LETTER = "letter"  # one letter's page
+PLACE = "place"  # a dead place as the broker holds it (its page, the inventory)
+GROUP = "group"  # a failure group's page
+
+#: Where a kind publishes letters (:attr:`JobKind.publishes_to`).
+ORIGIN = "origin"  # each letter to the subscription it died in
+TARGET = "target"  # to the queue the request's ``target`` names
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One thing a request for a kind takes besides its letters (or place), reason and ticket.
+
+    Declared once by the kind; the pages make a form field of it (console.web.action_forms) and
+    the API a serializer field (console.api.jobs). The kind's own :meth:`JobKind.validate`
+    still decides what a value means.
+    """
+
+    name: str
+    type: type = str  # str, int or float
+    label: str = ""  # what a page's form calls it
+    help: str = ""  # what the API's schema says of it
+    what: str = ""  # what it is, in words, for "A move needs a target queue."
+    required: bool = False  # a request without it is refused
+    min_value: float | None = None
+    max_value: float | None = None
+    max_length: int | None = None
+    initial: Any = None  # a page form's starting value
+    nullable: bool = True  # the API takes null for "not given" (a string takes "")
+    queue: bool = False  # it names a queue on the letters' broker: a page suggests the ones the reader sees
+    at_confirm: bool = False  # a page asks for it under the preview, not with the action
 
 
 @dataclass(frozen=True)
@@ -75,6 +115,27 @@ class JobKind:
     :meth:`plan` and :meth:`run`."""
 
     name: ClassVar[str]
+    #: What pages and the API call a job of it (Job.kind's label).
+    label: ClassVar[str] = ""
+    #: What an action menu calls it (default: its label).
+    action_label: ClassVar[str] = ""
+    #: The pages that offer it (SELECTION, LETTER, PLACE, GROUP).
+    offered_on: ClassVar[frozenset[str]] = frozenset()
+    #: The adapter capability a broker needs for it to be offered there (console.brokers.base).
+    needs: ClassVar[str] = ""
+    #: What a request for it takes besides letters, reason and ticket.
+    asks: ClassVar[tuple[Ask, ...]] = ()
+    #: Where it publishes letters: ORIGIN, TARGET, or "" (it publishes none).
+    publishes_to: ClassVar[str] = ""
+    #: What the audit calls publishing one letter (default: the kind's name).
+    audited_as: ClassVar[str] = ""
+    #: The letter state its audit rows of an outcome leave the letters they name in, as
+    #: (outcome, state): the failure analytics read these (console.pipeline.analytics).
+    resolves: ClassVar[tuple[str, str] | None] = None
+    #: What cannot be undone, said on its confirm step, which then asks for the place's name.
+    cannot_be_undone: ClassVar[str] = ""
+    #: What a job's page shows of what it acts on, besides what every job shows ("" nothing).
+    facts_template: ClassVar[str] = "web/partials/job_letters.html"
     #: The permission a person needs to ask for it, and to approve it (console.access.roles).
     permission: ClassVar[str] = ACT
     #: It always waits for a second person, whatever its size (a purge).
@@ -86,8 +147,22 @@ class JobKind:
     in_worker: ClassVar[bool] = True
     #: What a request names besides parameters: which letters or place (read by :meth:`plan`).
     inputs: ClassVar[frozenset[str]] = frozenset()
-    #: It publishes letters to their origins (a replay), so those are guarded like targets.
-    publishes_to_origins: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            cls.label = cls.__dict__.get("label") or cls.name.replace("_", " ").title()
+            cls.action_label = cls.__dict__.get("action_label") or cls.label
+            cls.audited_as = cls.__dict__.get("audited_as") or cls.name
+
+    @property
+    def asked(self) -> frozenset[str]:
+        """The names of what it asks for (a page shows a pace where it asks for one)."""
+        return frozenset(ask.name for ask in self.asks)
+
+    def offered(self, page: str, capabilities: dict[str, bool]) -> bool:
+        """Whether ``page`` offers it for a place whose adapter has ``capabilities``."""
+        return page in self.offered_on and (not self.needs or bool(capabilities.get(self.needs)))
 
     def parse(self, given: dict[str, Any]) -> Params:
         """Typed, validated parameters from what was asked (JobError saying what is wrong).
@@ -123,7 +198,7 @@ class JobKind:
         """The letters' origins the job publishes into, from its frozen selection: each letter
         names its own, in its headers, so the scope guard asks the broker whether the actor may
         publish there (console.access.guards; invariant 11)."""
-        if not self.publishes_to_origins:
+        if self.publishes_to != ORIGIN:
             return []
         from console.services.selection import resolve
 

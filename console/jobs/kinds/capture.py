@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from console.jobs.engines.capture import run_capture
-from console.jobs.kinds.base import Params, Plan
+from console.jobs.kinds.base import PLACE, Ask, Params, Plan
 from console.jobs.kinds.places import PlaceKind
 from console.services.jobs import JobError
 
@@ -22,6 +22,8 @@ class Capture(PlaceKind):
     name = "capture"
     params: ClassVar[type[CaptureParams]] = CaptureParams
     exclusive_with = ("capture",)
+    offered_on = frozenset({PLACE})
+    asks = (Ask("limit", int, label="At most (letters)", min_value=1, help="Take at most this many messages"),)
 
     def validate(self, params: CaptureParams) -> None:
         if params.limit is not None and params.limit < 1:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from console.jobs.engines.publish import run_publish
-from console.jobs.kinds.base import JobKind, Plan
+from console.jobs.engines.publish import Publishing, run_publish
+from console.jobs.kinds.base import LETTER, ORIGIN, JobKind, Plan
 from console.jobs.kinds.pace import Pace
 from console.models import DeadLetter
 from console.services.edit import make_edited_copy, record_edit
@@ -18,8 +18,11 @@ from console.services.selection import freeze
 
 class EditReplay(JobKind):
     name = "edit_replay"
+    label = "Edit and replay"
+    offered_on = frozenset({LETTER})
     inputs: ClassVar[frozenset[str]] = frozenset({"letter", "body", "headers"})
-    publishes_to_origins = True
+    publishes_to = ORIGIN
+    audited_as = "replay"  # its copy is replayed like any letter
 
     def plan(self, params, given, *, actor, checked) -> Plan:
         letter, body, headers = given.get("letter"), given.get("body"), given.get("headers")
@@ -35,4 +38,4 @@ class EditReplay(JobKind):
         record_edit(job, original, copy, before_body=before, actor=actor)
 
     def run(self, job) -> str:
-        return run_publish(job, Pace())
+        return run_publish(job, Pace(), Publishing(self.audited_as))

@@ -18,6 +18,7 @@ from console.services.keeping import do_keep
 
 class Keep(PlaceKind):
     name = "keep"
+    label = "Keep in custody"
     exclusive_with = ("keep",)
     in_worker = False
 

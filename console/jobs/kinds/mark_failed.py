@@ -4,12 +4,16 @@ and never replayed (console.jobs.engines.local)."""
 from __future__ import annotations
 
 from console.jobs.engines.local import run_local
+from console.jobs.kinds.base import LETTER, SELECTION
 from console.jobs.kinds.letters import LettersKind
 from console.models import LetterState
 
 
 class MarkFailed(LettersKind):
     name = "mark_failed"
+    action_label = "Mark failed"
+    offered_on = frozenset({SELECTION, LETTER})  # a quarantined letter's page offers it too
+    resolves = ("failed", LetterState.FAILED)
     transition = ((LetterState.HELD,), LetterState.FAILED, {})
 
     def run(self, job) -> str:

@@ -7,17 +7,23 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from console.jobs.engines.publish import run_publish
-from console.jobs.kinds.base import Target
+from console.jobs.engines.publish import Publishing, run_publish
+from console.jobs.kinds.base import SELECTION, TARGET, Target
 from console.jobs.kinds.letters import LettersKind
-from console.jobs.kinds.pace import MoveParams
-from console.models import DeadPlace, Job
+from console.jobs.kinds.pace import PACE_ASKS, TARGET_QUEUE, MoveParams
+from console.models import DeadPlace, Job, LetterState
 from console.services.jobs import JobError
 
 
 class Move(LettersKind):
     name = "move"
+    action_label = "Move to queue"
+    offered_on = frozenset({SELECTION})
+    needs = "move"
     params: ClassVar[type[MoveParams]] = MoveParams
+    asks = (TARGET_QUEUE, *PACE_ASKS)
+    publishes_to = TARGET
+    resolves = ("confirmed", LetterState.REPLAYED)
 
     def parse(self, given: dict[str, Any]) -> MoveParams:
         target = (given.get("target") or "").strip()
@@ -39,7 +45,8 @@ class Move(LettersKind):
         return _targets(job.per_place, MoveParams.of(job).target)
 
     def run(self, job) -> str:
-        return run_publish(job, MoveParams.of(job))
+        params = MoveParams.of(job)
+        return run_publish(job, params, Publishing(self.audited_as, params.target))
 
 
 def _targets(place_ids, name: str) -> list[Target]:

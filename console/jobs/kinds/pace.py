@@ -6,13 +6,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from console.jobs.kinds.base import Params
+from console.jobs.kinds.base import Ask, Params
 from console.services.jobs import JobError
 
 MAX_CONCURRENCY = 16
 MAX_CANARY_WAIT_SECONDS = 3600
 #: Seconds a canary is watched when the request does not say.
 CANARY_WAIT_SECONDS = 30
+
+
+#: The pace, as the confirm step and the API ask for it.
+PACE_ASKS = (
+    Ask("rate_limit", int, label="Rate limit (letters per second, optional)", min_value=1, at_confirm=True,
+        help="Letters per second (replay and move)"),
+    Ask("concurrency", int, label="Connections publishing at once", min_value=1, max_value=MAX_CONCURRENCY,
+        initial=1, nullable=False, at_confirm=True,
+        help="Connections per broker publishing at once (replay and move); above 1, order across them is not kept"),
+    Ask("canary_size", int, label="Canary: replay this many first, then wait (optional)", min_value=1,
+        at_confirm=True, help="Replay this many letters first, wait, and go on only if few came back"),
+    Ask("canary_wait_seconds", int, label="Canary wait (seconds, default 30)", min_value=0,
+        max_value=MAX_CANARY_WAIT_SECONDS, at_confirm=True,
+        help="How long to watch for returns after the canary (default 30)"),
+    Ask("return_threshold", float, label="Pause when more than this % come back (default 5 with a canary)",
+        min_value=0, max_value=100, at_confirm=True,
+        help="Percent of replayed letters coming back above which the job pauses itself (default 5 with a canary)"),
+)
+#: The queue a move (or any kind publishing to a TARGET) sends the letters to.
+TARGET_QUEUE = Ask("target", label="Target queue (move)", what="a target queue", max_length=500, required=True,
+                   queue=True,
+                   help="Destination queue; only and always for a move")
 
 
 @dataclass(frozen=True)

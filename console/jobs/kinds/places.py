@@ -11,6 +11,7 @@ from console.services.jobs import JobError
 
 class PlaceKind(JobKind):
     inputs: ClassVar[frozenset[str]] = frozenset({"place"})
+    facts_template = ""  # its job page shows the place, as every job's page does
     #: Kinds whose unfinished jobs on the same place refuse a new one of this kind.
     exclusive_with: ClassVar[tuple[str, ...]] = ()
 

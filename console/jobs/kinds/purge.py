@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from console.access.roles import PURGE
 from console.jobs.engines.local import run_local
+from console.jobs.kinds.base import SELECTION
 from console.jobs.kinds.letters import LettersKind
 from console.models import LetterState
 
@@ -13,6 +14,8 @@ class Purge(LettersKind):
     name = "purge"
     permission = PURGE
     always_approved = True
+    offered_on = frozenset({SELECTION})
+    cannot_be_undone = "A purge erases the bodies for good; the envelopes stay as tombstones."
     #: The states it acts on, the state it leaves, and the fields it changes besides.
     transition = ((LetterState.HELD, LetterState.FAILED), LetterState.PURGED, {"body": b"", "body_erased": True})
 

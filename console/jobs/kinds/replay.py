@@ -5,18 +5,24 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from console.jobs.engines.publish import run_publish
+from console.jobs.engines.publish import Publishing, run_publish
+from console.jobs.kinds.base import ORIGIN, SELECTION
 from console.jobs.kinds.letters import LettersKind
-from console.jobs.kinds.pace import Pace
+from console.jobs.kinds.pace import PACE_ASKS, Pace
+from console.models import LetterState
 
 
 class Replay(LettersKind):
     name = "replay"
+    action_label = "Replay to origin"
+    offered_on = frozenset({SELECTION})
     params: ClassVar[type[Pace]] = Pace
-    publishes_to_origins = True
+    asks = PACE_ASKS
+    publishes_to = ORIGIN
+    resolves = ("confirmed", LetterState.REPLAYED)
 
     def validate(self, params: Pace) -> None:
         params.check()
 
     def run(self, job) -> str:
-        return run_publish(job, Pace.of(job))
+        return run_publish(job, Pace.of(job), Publishing(self.audited_as))

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from console.brokers import BrokerError, PlaceInfo, PlaceRef, adapter_class
 from console.jobs.engines.shovel import run_shovel
-from console.jobs.kinds.base import Params, Plan, Target
+from console.jobs.kinds.base import PLACE, TARGET, Ask, Params, Plan, Target
 from console.jobs.kinds.places import PlaceKind
 from console.models import DeadPlace, Job
 from console.services.jobs import JobError
@@ -30,7 +30,14 @@ class Shovel(PlaceKind):
     name = "shovel"
     params: ClassVar[type[ShovelParams]] = ShovelParams
     exclusive_with = ("capture", "shovel")
-    can_pause = False
+    can_pause = False  # the broker moves the whole place in one go: it can be stopped, not paused
+    offered_on = frozenset({PLACE})
+    needs = "server_side_move"
+    asks = (Ask("target", label="Target queue (must exist)", what="a target queue", max_length=500, required=True,
+                queue=True, help="Destination queue on the place's broker; it must exist"),)
+    publishes_to = TARGET
+    #: What the job page shows of it besides what every job shows.
+    facts_template = "web/partials/shovel_facts.html"
 
     def parse(self, given: dict[str, Any]) -> ShovelParams:
         return super().parse({**given, "target": (given.get("target") or "").strip() or None})

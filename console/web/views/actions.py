@@ -20,41 +20,31 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from console.access.redaction import mask_previews
-from console.access.roles import PURGE, has
+from console.access.redaction_policy import mask_previews
+from console.access.roles import has
 from console.access.scope import visible
 from console.brokers import adapter_class
 from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.door.requests import request_job
-from console.models import DeadLetter, DeadPlace, Job
+from console.jobs.kinds import JobKind, kind, offered
+from console.jobs.kinds.base import ORIGIN, SELECTION, TARGET
+from console.models import DeadLetter, DeadPlace
 from console.services.jobs import JobError, preview_frozen
 from console.services.selection import SelectionError, arrived_since, freeze
-from console.web.action_forms import ACTION_LABELS, BulkActionForm, ConfirmForm
-from console.web.forms import LetterFilterForm
+from console.web.action_forms import BulkActionForm, ConfirmForm
+from console.web.forms import FILTER_PREFIX, LetterFilterForm
 
-#: The prefix of the page filter's hidden copy inside the action form ("reason" means the
-#: failure reason in the filter and the operator's reason in the action).
-FILTER_PREFIX = "filter"
 #: A preview can be confirmed for this long; after that the operator looks again.
 TOKEN_MAX_AGE = 2 * 60 * 60
 TOKEN_SALT = "dlo.web.bulk-action"
 SAMPLE_SIZE = 10
 
 
-PUBLISHING = (Job.Kind.REPLAY, Job.Kind.MOVE)
-
-
-def offered_actions(place: DeadPlace, user=None) -> list[str]:
-    """The bulk actions the place's adapter supports (and ``user``'s role allows, when given),
-    in the order the form lists them."""
+def offered_actions(place: DeadPlace, user=None) -> list[JobKind]:
+    """The kinds offered on a selection of the place's letters that its adapter supports (and
+    ``user``'s role allows, when given), in the order the form lists them."""
     capabilities = adapter_class(place.broker.kind).capabilities()
-    actions = [Job.Kind.REPLAY]
-    if capabilities.get("move"):
-        actions.append(Job.Kind.MOVE)
-    actions.append(Job.Kind.MARK_FAILED)
-    if user is None or has(user, PURGE):
-        actions.append(Job.Kind.PURGE)
-    return actions
+    return [each for each in offered(SELECTION, capabilities) if user is None or has(user, each.permission)]
 
 
 def move_targets(place: DeadPlace, user) -> list[str]:
@@ -72,8 +62,8 @@ def _place(place_id: int) -> DeadPlace:
     return get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
 
 
-def _sign(request, place: DeadPlace, action: str, target: str, selection: dict) -> str:
-    payload = {"place": place.pk, "action": action, "target": target, "selection": selection,
+def _sign(request, place: DeadPlace, action: str, asked: dict[str, Any], selection: dict) -> str:
+    payload = {"place": place.pk, "action": action, "asked": asked, "selection": selection,
                "user": request.user.pk}
     return signing.dumps(payload, salt=TOKEN_SALT, compress=True)
 
@@ -98,7 +88,7 @@ def _back_to_place(place: DeadPlace, filters: dict[str, str]) -> str:
 def action_preview(request, place_id: int):
     """Freeze the selection posted from the place page and show what the action would touch."""
     place = _place(place_id)
-    form = BulkActionForm(request.POST, allowed_actions=offered_actions(place, request.user))
+    form = BulkActionForm(request.POST, offered=offered_actions(place, request.user))
     filters = LetterFilterForm(request.POST, prefix=FILTER_PREFIX).filter_values()
     back = _back_to_place(place, filters)
     if not form.is_valid():
@@ -117,11 +107,10 @@ def action_preview(request, place_id: int):
     except SelectionError as exc:
         messages.error(request, str(exc))
         return redirect(back)
-    token = _sign(request, place, data["action"], data["target"], selection)
+    token = _sign(request, place, data["action"], data["asked"], selection)
     confirm = ConfirmForm(initial={"token": token, "reason": data["reason"], "ticket": data["ticket"]},
-                          purge_name=place.name if data["action"] == Job.Kind.PURGE else None,
-                          publishes=data["action"] in PUBLISHING)
-    return _render_preview(request, place, data["action"], data["target"], selection, confirm, token)
+                          job_kind=kind(data["action"]), place_name=place.name)
+    return _render_preview(request, place, kind(data["action"]), data["asked"], selection, confirm, token)
 
 
 @login_required
@@ -134,24 +123,24 @@ def action_confirm(request):
         messages.error(request, "This preview has expired or is not valid: look at the letters again.")
         return redirect("inventory")
     place = _place(payload["place"])
-    action, target, selection = payload["action"], payload["target"], payload["selection"]
-    if action not in offered_actions(place):
-        messages.error(request, f"{place.broker.kind} cannot {ACTION_LABELS.get(action, action).lower()}.")
+    asked, selection = payload["asked"], payload["selection"]
+    job_kind = next((each for each in offered_actions(place) if each.name == payload["action"]), None)
+    if job_kind is None:
+        messages.error(request, f"{place.broker.kind} cannot do {payload['action']!r} on a selection of letters.")
         return redirect("place", place.pk)
-    form = ConfirmForm(request.POST, purge_name=place.name if action == Job.Kind.PURGE else None,
-                       publishes=action in PUBLISHING)
+    form = ConfirmForm(request.POST, job_kind=job_kind, place_name=place.name)
     if form.is_valid():
         try:
             job = request_job(
-                action, actor=request.user, reason=form.cleaned_data["reason"], ticket=form.cleaned_data["ticket"],
-                target=target, selection=selection, **form.pace(),
+                job_kind.name, actor=request.user, reason=form.cleaned_data["reason"],
+                ticket=form.cleaned_data["ticket"], selection=selection, **asked, **form.asked(),
             )
         except JobError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("job", job.pk)
     # Refused: the same preview again, with the errors (200, like any form shown again).
-    return _render_preview(request, place, action, target, selection, form, token)
+    return _render_preview(request, place, job_kind, asked, selection, form, token)
 
 
 @login_required
@@ -166,7 +155,8 @@ def arrived_since_preview(request):
                    "token": request.GET["token"]})
 
 
-def _render_preview(request, place, action, target, selection, confirm, token):
+def _render_preview(request, place: DeadPlace, job_kind: JobKind, asked: dict[str, Any], selection: dict,
+                    confirm: ConfirmForm, token: str):
     try:
         summary = preview_frozen(selection, reader=request.user, sample=SAMPLE_SIZE)
     except JobError as exc:
@@ -178,14 +168,14 @@ def _render_preview(request, place, action, target, selection, confirm, token):
     for letter in sample:
         letter.preview = body_preview(letter.body_head, letter.body_size)
     mask_previews(request.user, sample)
+    target = asked.get("target", "")
     origins = [
-        {**row, "destination": _destination(action, target, row["origin_queue"])} for row in summary["by_origin"]
+        {**row, "destination": _destination(job_kind, target, row["origin_queue"])} for row in summary["by_origin"]
     ]
     context = {
         "place": place,
-        "action": action,
-        "action_label": ACTION_LABELS[action],
-        "target": target,
+        "job_kind": job_kind,
+        "target": target if job_kind.publishes_to == TARGET else "",
         "summary": summary,
         "filters": {k: v for k, v in selection.get("filter", {}).items() if k != "place"},
         "origins": origins,
@@ -193,14 +183,10 @@ def _render_preview(request, place, action, target, selection, confirm, token):
         "form": confirm,
         "token": token,
         "back": _back_to_place(place, selection.get("filter", {})),
-        "publishes": action in PUBLISHING,
     }
     return render(request, "web/preview.html", context)
 
 
-def _destination(action: str, target: str, origin: str) -> str:
-    if action == Job.Kind.MOVE:
-        return target
-    if action == Job.Kind.REPLAY:
-        return origin
-    return ""
+def _destination(job_kind: JobKind, target: str, origin: str) -> str:
+    """Where the kind publishes a letter from ``origin``: "" where it publishes none."""
+    return {ORIGIN: origin, TARGET: target}.get(job_kind.publishes_to, "")

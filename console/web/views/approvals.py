@@ -12,7 +12,7 @@ from django.db.models.functions import Substr
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction import for_user, mask_envelopes, mask_jobs, mask_previews
+from console.access.redaction_policy import for_user, mask_envelopes, mask_jobs, mask_previews
 from console.access.scope import visible
 from console.access.topology import Topology
 from console.brokers.values import PREVIEW_CHARS, body_preview
@@ -30,12 +30,10 @@ def approval_context(request, job: Job) -> dict:
         return {}
     why_not = _why_not(job, request.user)
     context = {"may_decide": not why_not, "why_not": why_not, "approval_preview": None}
-    if job.kind == Job.Kind.CAPTURE:
-        return context
     try:
         summary = preview_frozen(job.selection, reader=request.user, sample=SAMPLE_SIZE)
     except JobError:
-        return context
+        return context  # no frozen letters to show (a capture or shovel takes a place as the broker holds it)
     head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
     sample = list(DeadLetter.objects.filter(id__in=summary["sample"]).defer("body").annotate(body_head=head)
                   .order_by("id"))

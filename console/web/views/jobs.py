@@ -8,9 +8,10 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from console.access.redaction import mask_jobs
+from console.access.redaction_policy import mask_jobs
 from console.access.scope import visible
 from console.jobs.door.steering import do_cancel_job, do_pause_job, do_resume_job
+from console.jobs.kinds import kind
 from console.models import Job
 from console.services.selection import arrived_since
 from console.web.job_actions import act_on_job
@@ -29,8 +30,8 @@ def controls(job: Job) -> list[str]:
     """The buttons that apply to the job as it is now (none once it has ended)."""
     if job.is_finished:
         return []
-    if job.status == Job.Status.AWAITING_APPROVAL or job.kind == Job.Kind.SHOVEL:
-        return ["cancel"]  # a shovel runs on the broker in one go: it can be stopped, not paused
+    if job.status == Job.Status.AWAITING_APPROVAL or not kind(job.kind).can_pause:
+        return ["cancel"]
     if job.status == Job.Status.PAUSED:
         return ["resume", "cancel"]
     if job.pause_requested:
@@ -55,13 +56,13 @@ def job_list(request):
 def job_detail(request, job_id: int):
     """The full page, or (for htmx) just the progress part: HTTP 286 stops polling once ended."""
     job = get_object_or_404(Job.objects.select_related("place", "place__broker"), pk=job_id)
-    # What the operator saw is what the job touches: how many arrived since. Read, like the
-    # approval's preview, before the job's texts are masked for the page.
-    counts_arrivals = job.kind != Job.Kind.CAPTURE and not request.htmx
-    arrived = arrived_since(job.selection, reader=request.user) if counts_arrivals else 0
+    # What the operator saw is what the job touches: how many arrived since (none for a job
+    # with no frozen filter). Read, like the approval's preview, before the job's texts are
+    # masked for the page.
+    arrived = arrived_since(job.selection, reader=request.user) if not request.htmx else 0
     approval = approval_context(request, job) if not request.htmx else {}
     mask_jobs(request.user, [job])
-    context = {"job": job, "controls": controls(job)}
+    context = {"job": job, "job_kind": kind(job.kind), "controls": controls(job)}
     if request.htmx:
         # Swap the buttons only when they change, so keyboard focus on one is not lost each second.
         context["controls_changed"] = request.GET.get("shown", "") != ",".join(context["controls"])
