@@ -7,11 +7,13 @@ as class attributes; the services and the UI read those flags instead of branchi
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, ClassVar
 
 from console.brokers.envelope import FailureEnvelope
+from console.brokers.letter_tables import LetterTable
 from console.brokers.policy import DeliveryPolicy
 
 
@@ -162,6 +164,10 @@ class Adapter:
     uses_management_url: ClassVar[bool] = False
     #: The broker lives in this process (the in-memory one): no other process can reach it.
     in_process: ClassVar[bool] = False
+    #: What the broker form shows for this kind: a connection string to follow and, where
+    #: ``uses_management_url``, what that second address is (plain text; the pages render it).
+    url_example: ClassVar[str] = ""
+    management_url_help: ClassVar[str] = ""
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
@@ -173,6 +179,12 @@ class Adapter:
             "server_side_move": cls.can_move_server_side,
             "move": cls.can_move_to_destination,
         }
+
+    @classmethod
+    def letter_tables(cls, envelope_details: dict[str, Any], headers: dict[str, Any]) -> list[LetterTable]:
+        """Tables of what this broker writes on a letter (RabbitMQ's x-death), read from the
+        letter's envelope details and headers (tagged JSON), for its page; none by default."""
+        return []
 
     def check(self) -> dict[str, Any]:
         """Connect and authenticate; return facts such as ``{"version": ...}``."""

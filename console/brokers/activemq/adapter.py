@@ -48,18 +48,19 @@ from console.brokers.base import (
     Adapter,
     BrokerConfig,
     CaptureSession,
-    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
     PublishResult,
     Received,
 )
+from console.brokers.policy import DeliveryPolicy
 
 
 class ActiveMQAdapter(Adapter):
     kind = "activemq"
     label = "ActiveMQ Classic (STOMP)"
+    url_example = "stomp://host:61613"
     can_peek_safely = True
     can_move_server_side = False
     can_move_to_destination = True

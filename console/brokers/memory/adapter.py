@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from console.brokers.base import (
     Adapter,
+    BrokerConfig,
     BrokerError,
     CaptureSession,
-    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
@@ -28,6 +29,7 @@ from console.brokers.base import (
     Received,
 )
 from console.brokers.envelope import FailureEnvelope
+from console.brokers.policy import DeliveryPolicy
 
 _tags = itertools.count(1)
 
@@ -68,7 +70,7 @@ class MemoryCapture(CaptureSession):
     def next_batch(self, max_count: int, wait_seconds: float) -> list[Received]:
         if self.broker.down:
             raise BrokerError(f"memory broker is down ({self.where})")
-        batch = []
+        batch: list[Received] = []
         while self.queue and len(batch) < max_count:
             message = self.queue.popleft()
             tag = next(_tags)
@@ -107,10 +109,11 @@ def _received(tag: int, message: Message) -> Received:
 class MemoryAdapter(Adapter):
     kind = "memory"
     label = "In-memory (tests)"
+    url_example = "memory://name"
     can_peek_safely = True
     in_process = True
 
-    def __init__(self, config) -> None:
+    def __init__(self, config: BrokerConfig) -> None:
         super().__init__(config)
         self.broker = MemoryBroker.named(config.url.removeprefix("memory://"))
 

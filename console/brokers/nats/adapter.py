@@ -43,6 +43,7 @@ dropped. Connects give up after one retry, so an unreachable server is a quick B
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
@@ -51,12 +52,12 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerInfo, RawStreamMsg
 from nats.js.errors import NotFoundError
 
+from console.brokers.asyncloop import LoopThread
 from console.brokers.base import (
     Adapter,
     BrokerConfig,
     BrokerError,
     CaptureSession,
-    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
@@ -64,12 +65,11 @@ from console.brokers.base import (
     Received,
 )
 from console.brokers.nats import advisories
-from console.brokers.policy import duration
 from console.brokers.nats.capture import NatsCapture
 from console.brokers.nats.connection import connect, translate
 from console.brokers.nats.letters import fetch_dead, letter
-from console.brokers.asyncloop import LoopThread
 from console.brokers.nats.publish import publish_all
+from console.brokers.policy import DeliveryPolicy, duration
 
 T = TypeVar("T")
 CALL_TIMEOUT = 60.0
@@ -78,6 +78,7 @@ CALL_TIMEOUT = 60.0
 class NatsAdapter(Adapter):
     kind = "nats"
     label = "NATS JetStream"
+    url_example = "nats://host:4222"
     can_peek_safely = True
     can_move_server_side = False
     can_move_to_destination = True
@@ -142,10 +143,10 @@ class NatsAdapter(Adapter):
             found = []
             for stream in await _all(js.streams_info):
                 name = stream.config.name
-                if name == self.advisory_stream:
-                    continue
+                if name is None or name == self.advisory_stream:
+                    continue  # None: nats-py's types allow a stream without a name; the server lists none
                 try:
-                    consumers = await _all(lambda offset: js.consumers_info(name, offset))
+                    consumers = await _all(functools.partial(js.consumers_info, name))
                 except NotFoundError:
                     continue  # deleted since the listing
                 for consumer in consumers:
@@ -193,7 +194,8 @@ class NatsAdapter(Adapter):
 
         async def info(js: JetStreamContext) -> ConsumerInfo | None:
             try:
-                return await js.consumer_info(origin.scope, origin.name)
+                consumer: ConsumerInfo = await js.consumer_info(origin.scope, origin.name)
+                return consumer
             except NotFoundError:
                 return None
 

@@ -26,14 +26,16 @@ from console.brokers.base import (
     BrokerConfig,
     BrokerError,
     CaptureSession,
-    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
     PublishResult,
     ServerMove,
 )
+from console.brokers.letter_tables import LetterTable
+from console.brokers.policy import DeliveryPolicy
 from console.brokers.rabbitmq.capture import QueueConsumer, RabbitCapture
+from console.brokers.rabbitmq.death_table import x_death_tables
 from console.brokers.rabbitmq.discovery import (
     Topology,
     find_dead_places,
@@ -70,8 +72,14 @@ class RabbitMQAdapter(Adapter):
     can_move_server_side = True
     can_move_to_destination = True
     uses_management_url = True
+    url_example = "amqp://host:5672/%2F"
+    management_url_help = "RabbitMQ's management API, e.g. http://host:15672"
     # The calls share a channel per vhost; its publisher sends one call's messages at a time.
     publishes_concurrently = True
+
+    @classmethod
+    def letter_tables(cls, envelope_details: dict[str, Any], headers: dict[str, Any]) -> list[LetterTable]:
+        return x_death_tables(envelope_details, headers)
 
     def __init__(self, config: BrokerConfig) -> None:
         super().__init__(config)
@@ -170,7 +178,7 @@ class RabbitMQAdapter(Adapter):
             # words are not repeated: a connection test shows this to whoever typed the URL.
             raise BrokerError(f"{where} refused user {self.username!r} access to vhost {vhost!r} "
                               "(no such vhost, or no permission)", permanent=True) from None
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             raise BrokerError(f"cannot reach {where}: no answer within {self.options['connect_timeout']}s",
                               permanent=False) from None
         except (amqp_errors.AMQPError, ConnectionError, OSError) as exc:

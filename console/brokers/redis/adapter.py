@@ -35,18 +35,17 @@ from console.brokers.base import (
     BrokerConfig,
     BrokerError,
     CaptureSession,
-    DeliveryPolicy,
     Outgoing,
     PlaceInfo,
     PlaceRef,
     PublishResult,
     Received,
 )
-from console.brokers.policy import duration
+from console.brokers.policy import DeliveryPolicy, duration
 from console.brokers.redis import places, publisher
 from console.brokers.redis.capture import DeadStreamCapture, PendingCapture
 from console.brokers.redis.connection import Options, connect, server_label, translated_errors
-from console.brokers.redis.entries import dead_stream_received, pending_received, text
+from console.brokers.redis.entries import dead_stream_received, pending_received, stream_entries, text
 
 MINIMUM_VERSION = (6, 2)  # XPENDING's IDLE filter
 
@@ -54,6 +53,7 @@ MINIMUM_VERSION = (6, 2)  # XPENDING's IDLE filter
 class RedisStreamsAdapter(Adapter):
     kind = "redis"
     label = "Redis Streams"
+    url_example = "redis://host:6379/0"
     can_peek_safely = True
     can_move_server_side = False
     can_move_to_destination = True
@@ -105,7 +105,7 @@ class RedisStreamsAdapter(Adapter):
                 info.consumers = len(self.client.xinfo_consumers(place.scope, place.name))
                 return info
             self._require_stream(place.name)
-            first = self.client.xrange(place.name, count=1)
+            first = stream_entries(self.client.xrange(place.name, count=1))
             head = (text(first[0][0]), first[0][1]) if first else None
             return places.dead_stream_place(self.client, place.name, "manual", head)
 
@@ -123,7 +123,7 @@ class RedisStreamsAdapter(Adapter):
             if not place.scope:
                 self._require_stream(place.name)
                 return [dead_stream_received(place.name, text(i), fields, self.options.body_fields)
-                        for i, fields in self.client.xrange(place.name, count=limit)]
+                        for i, fields in stream_entries(self.client.xrange(place.name, count=limit))]
             self._group(place)
             rows = []
             for row in places.over_threshold(self.client, place.scope, place.name, self.options):
@@ -136,7 +136,7 @@ class RedisStreamsAdapter(Adapter):
             return [
                 pending_received(place.scope, place.name, text(entries[0][0]), entries[0][1], row,
                                  self.options.body_fields)
-                for row, entries in zip(rows, pipe.execute()) if entries
+                for row, entries in zip(rows, pipe.execute(), strict=True) if entries
             ]
 
     def publish(self, messages: Iterable[Outgoing], *, window: int) -> list[PublishResult]:

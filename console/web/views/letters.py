@@ -1,5 +1,6 @@
-"""Letters: one letter in full (envelope, headers, x-death, body, lineage, audit trail, the edit
-form), its body as a download, edit-and-replay, and a plain list of letters by id."""
+"""Letters: one letter in full (envelope, what its brokers wrote on it, headers, body, lineage,
+audit trail, the edit form), its body as a download, edit-and-replay, and a plain list of
+letters by id."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction import ShownContent, mask_envelopes, mask_events, mask_previews
+from console.access.redaction_policy import ShownContent, mask_envelopes, mask_events, mask_previews
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.brokers.values import PREVIEW_CHARS, body_preview
@@ -22,7 +23,7 @@ from console.services.parsing import ascii_whole_number
 from console.services.rules import handling_of
 from console.services.selection import SelectionError, clean_filter, visible_matches
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
-from console.web.display import BodyView, body_view, value_rows, x_death_rows
+from console.web.display import BodyView, body_view, letter_tables, value_rows
 from console.web.paging import page_after, page_key
 
 #: A letters list by id shows at most this many ids from the query string.
@@ -42,7 +43,7 @@ def editable(letter: DeadLetter) -> bool:
 
 
 def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None):
-    shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction)
+    shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction_policy)
     if edit_form is None and editable(letter) and has(request.user, ACT):
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers))
     # A return may have died in another place (after a move): shown only where the user may look.
@@ -54,7 +55,7 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
         "headers": value_rows(shown.headers),
         "properties": value_rows(shown.properties),
         "envelope": shown.envelope,
-        "x_death": x_death_rows(shown.envelope["envelope_details"], shown.headers),
+        "broker_tables": letter_tables(shown.envelope["envelope_details"], shown.headers),
         "body": body_view(shown.body) if shown.body is not None else BodyView("hidden", "", 0, letter.body_size),
         "masked": shown.masked,
         "edited_from": (letter.envelope_details or {}).get("edited_from"),
