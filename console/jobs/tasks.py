@@ -1,86 +1,79 @@
-"""Celery tasks. Each is a thin shell around console.jobs.door.runner."""
+"""The Celery tasks, on top of the jobs: each is a thin shell around the function it names.
+The registered names (``console.run_job``...) are what the beat schedule and queued messages
+use, so they stay the same when a module moves.
+
+:func:`connect` hands the door (console.jobs.door.queueing) the ``run_job`` task, so the door
+queues jobs without importing this module; Django's app registry calls it when ready
+(console.apps)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
+from console.jobs.automation import periodic, rules_at_work
+from console.jobs.door import queueing, runner
+from console.notifications import delivery
+from console.services import group_counts, group_work, search_rows
+
 
 @shared_task(name="console.run_job", acks_late=True, reject_on_worker_lost=True)
 def run_job(job_id: int) -> str:
-    from console.jobs.door.runner import run_job as run
+    return runner.run_job(job_id)
 
-    return run(job_id)
+
+def connect() -> None:
+    """Every job the door queues is sent to the worker as ``run_job``."""
+    queueing.connect(run_job)
 
 
 @shared_task(name="console.check_brokers")
 def check_brokers() -> dict:
-    from console.jobs.automation.periodic import check_brokers as check
-
-    return check()
+    return periodic.check_brokers()
 
 
 @shared_task(name="console.discover_brokers")
 def discover_brokers() -> dict:
-    from console.jobs.automation.periodic import discover_brokers as discover
-
-    return discover()
+    return periodic.discover_brokers()
 
 
 @shared_task(name="console.apply_rules")
 def apply_rules() -> dict:
-    from console.jobs.automation.rules_at_work import apply_rules as apply
-
-    return apply()
+    return rules_at_work.apply_rules()
 
 
 @shared_task(name="console.reopen_groups")
 def reopen_groups() -> list:
-    from console.services.group_work import reopen_groups as reopen
-
-    return reopen()
+    return group_work.reopen_groups()
 
 
 @shared_task(name="console.fill_search_rows")
 def fill_search_rows() -> int:
-    from console.services.search_rows import fill_search_rows as fill
-
-    return fill()
+    return search_rows.fill_search_rows()
 
 
 @shared_task(name="console.fold_group_counts")
 def fold_group_counts() -> int:
-    from console.services.group_counts import fold
-
-    return fold()
+    return group_counts.fold()
 
 
 @shared_task(name="console.sample_places")
 def sample_places() -> int:
-    from console.jobs.automation.periodic import sample_places as sample
-
-    return sample()
+    return periodic.sample_places()
 
 
 @shared_task(name="console.resume_stale_jobs")
 def resume_stale_jobs() -> list:
-    from console.jobs.automation.periodic import resume_stale_jobs as resume
-
-    return resume()
+    return periodic.resume_stale_jobs()
 
 
 @shared_task(name="console.expire_unapproved_jobs")
 def expire_unapproved_jobs() -> list:
-    from console.jobs.automation.periodic import expire_unapproved_jobs as expire
-
-    return expire()
+    return periodic.expire_unapproved_jobs()
 
 
 @shared_task(name="console.deliver", bind=True, max_retries=None)
 def deliver(self, delivery_id: int) -> str:
-    from console.notifications.delivery import Failed
-    from console.notifications.delivery import deliver as send
-
     try:
-        return send(delivery_id)
-    except Failed as failed:
+        return delivery.deliver(delivery_id)
+    except delivery.Failed as failed:
         raise self.retry(countdown=failed.countdown) from None

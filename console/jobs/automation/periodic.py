@@ -15,7 +15,11 @@ from django.utils import timezone
 
 from console.access.scope import scope_of
 from console.brokers import BrokerError
-from console.models import Broker, DeadLetter, DeadPlace, LetterState, PlaceSample
+from console.jobs.control import is_stale
+from console.jobs.door.approvals import expire_unapproved
+from console.jobs.door.queueing import enqueue
+from console.jobs.kinds import KINDS, kind
+from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState, PlaceSample
 from console.notifications.events import notify
 from console.services.brokers import check_broker, do_discover, mark_unreachable
 
@@ -108,7 +112,8 @@ def _tell_place(place: DeadPlace, depth: int | None, arrivals: int, latest: dict
     with transaction.atomic():
         if depth:
             notify("place.depth", key=f"depth:{place.pk}", place=place, value=depth,
-                   previous=latest["depth"] if latest else None, subject=f"{place} holds {depth} messages on its broker",
+                   previous=latest["depth"] if latest else None,
+                   subject=f"{place} holds {depth} messages on its broker",
                    details={"depth": depth, "before": latest["depth"] if latest else None})
         if latest and arrivals:
             minutes = max((now - latest["at"]).total_seconds() / 60, 1 / 60)
@@ -137,28 +142,20 @@ def _depths(broker: Broker, places: list[DeadPlace]) -> dict[int, int | None]:
 
 
 def resume_stale_jobs() -> list[int]:
-    """Queue again the jobs whose worker died (a running job with an old heartbeat) and the
-    queued jobs whose task message was lost. Claiming is guarded, so a job still alive in
-    another worker is left alone."""
-    from console.jobs.control import is_stale
-    from console.jobs.tasks import run_job
-    from console.models import Job
-
+    """Queue again, through the door's one enqueue, the jobs whose worker died (a running job
+    with an old heartbeat) and the queued jobs whose task message was lost. Claiming is
+    guarded, so a job still alive in another worker is left alone."""
     stale_before = timezone.now() - timezone.timedelta(seconds=settings.DLO_JOB_STALE_SECONDS)
-    from console.jobs.kinds import KINDS, kind
-
     candidates = Job.objects.filter(
         Q(status__in=Job.IN_WORKER) | Q(status=Job.Status.QUEUED, created_at__lt=stale_before),
         kind__in=[name for name in KINDS if kind(name).in_worker],  # the keeper resumes its own
     )
-    resumed = [job.pk for job in candidates if job.status == Job.Status.QUEUED or is_stale(job)]
-    for job_id in resumed:
-        run_job.delay(job_id)
-    return resumed
+    resumed = [job for job in candidates if job.status == Job.Status.QUEUED or is_stale(job)]
+    for job in resumed:
+        enqueue(job)
+    return [job.pk for job in resumed]
 
 
 def expire_unapproved_jobs() -> list[int]:
     """Expire the jobs nobody approved within DLO_APPROVAL_EXPIRY_SECONDS (audited)."""
-    from console.jobs.door.approvals import expire_unapproved
-
     return expire_unapproved()

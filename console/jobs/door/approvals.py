@@ -26,6 +26,7 @@ from console.access.guards import guard_reach
 from console.access.roles import has
 from console.access.scope import OutOfScope
 from console.access.topology import Topology
+from console.jobs.door.queueing import enqueue
 from console.jobs.kinds import kind
 from console.models import DeadPlace, Job
 from console.notifications.events import notify
@@ -156,8 +157,6 @@ def do_approve(job: Job, *, actor: Actor, reason: str = "") -> Job:
             job.save()
             audit.record("job.approved", actor=actor, reason=reason, job=job, place=job.place,
                          count=job.expected, details={"kind": job.kind, "requested_by": job.actor_name})
-            from console.jobs.door.requests import enqueue  # requests imports this module
-
             enqueue(job)
             return job
     # Outside the transaction, so the audit row of the attempt stays.

@@ -27,21 +27,12 @@ from console.access.guards import guard_places, guard_reach
 from console.access.roles import has, role_holding
 from console.access.scope import OutOfScope
 from console.jobs.door import approvals
+from console.jobs.door.queueing import enqueue
 from console.jobs.kinds import kind as kind_named
 from console.models import Job
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
 from console.services.jobs import JobError
-
-
-def enqueue(job: Job) -> None:
-    """Hand the job to the worker once the current transaction commits (a kind that runs
-    elsewhere, a keep job, is found there by its status)."""
-    from console.jobs.tasks import run_job
-
-    if not kind_named(job.kind).in_worker:
-        return
-    transaction.on_commit(lambda: run_job.delay(job.pk))
 
 
 def request_job(kind: str, *, actor: Actor, reason: str, ticket: str = "", run_here: bool = False,

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.jobs.control import is_stale
-from console.jobs.door.requests import enqueue
+from console.jobs.door.queueing import enqueue
 from console.jobs.kinds import kind
 from console.models import Job
 from console.services import audit
