@@ -1,6 +1,7 @@
-"""``{% bulk_action_form place as form %}``: the action form a place's page includes.
+"""``{% bulk_action_form place as form %}``: the action form a place's page includes, and
+``{% letter_actions letter as kinds %}``: the same actions a letter's page offers for it alone.
 
-A tag, so the form and the actions it offers come from the acting side (the preview view
+Tags, so the form and the actions it offers come from the acting side (the preview view
 validates with the same form) whatever context the including page has.
 """
 
@@ -8,7 +9,9 @@ from __future__ import annotations
 
 from django import template
 
-from console.models import DeadPlace
+from console.jobs.kinds import JobKind
+from console.jobs.kinds.base import LETTER
+from console.models import DeadLetter, DeadPlace
 from console.web.action_forms import BulkActionForm
 from console.web.views.actions import move_targets, offered_actions
 
@@ -19,6 +22,13 @@ register = template.Library()
 def bulk_action_form(context, place: DeadPlace) -> BulkActionForm:
     """An empty action form offering what the place's adapter can do and the user's role allows."""
     return BulkActionForm(offered=offered_actions(place, context["request"].user))
+
+
+@register.simple_tag(takes_context=True)
+def letter_actions(context, letter: DeadLetter) -> list[JobKind]:
+    """The actions on a selection of letters that a letter's page offers for that letter alone
+    (they go through the same preview and confirm)."""
+    return [each for each in offered_actions(letter.place, context["request"].user) if LETTER in each.offered_on]
 
 
 @register.simple_tag(takes_context=True)

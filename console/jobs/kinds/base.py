@@ -19,9 +19,8 @@ from console.services.jobs import JobError
 
 #: The pages that may offer a kind (:attr:`JobKind.offered_on`).
 SELECTION = "selection"  # the ticked or all matching letters of a place page, and POST /api/jobs/
-LETTER = "letter"  # one letter's page
+LETTER = "letter"  # one letter's page (a kind also offered on a SELECTION, for that letter alone)
 PLACE = "place"  # a dead place as the broker holds it (its page, the inventory)
-GROUP = "group"  # a failure group's page
 
 #: Where a kind publishes letters (:attr:`JobKind.publishes_to`).
 ORIGIN = "origin"  # each letter to the subscription it died in
@@ -119,7 +118,7 @@ class JobKind:
     label: ClassVar[str] = ""
     #: What an action menu calls it (default: its label).
     action_label: ClassVar[str] = ""
-    #: The pages that offer it (SELECTION, LETTER, PLACE, GROUP).
+    #: The pages that offer it (SELECTION, LETTER, PLACE).
     offered_on: ClassVar[frozenset[str]] = frozenset()
     #: The adapter capability a broker needs for it to be offered there (console.brokers.base).
     needs: ClassVar[str] = ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from console.jobs.engines.publish import Publishing, run_publish
-from console.jobs.kinds.base import LETTER, ORIGIN, JobKind, Plan
+from console.jobs.kinds.base import ORIGIN, JobKind, Plan
 from console.jobs.kinds.pace import Pace
 from console.models import DeadLetter
 from console.services.edit import make_edited_copy, record_edit
@@ -19,7 +19,6 @@ from console.services.selection import freeze
 class EditReplay(JobKind):
     name = "edit_replay"
     label = "Edit and replay"
-    offered_on = frozenset({LETTER})
     inputs: ClassVar[frozenset[str]] = frozenset({"letter", "body", "headers"})
     publishes_to = ORIGIN
     audited_as = "replay"  # its copy is replayed like any letter

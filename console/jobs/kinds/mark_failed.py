@@ -12,7 +12,7 @@ from console.models import LetterState
 class MarkFailed(LettersKind):
     name = "mark_failed"
     action_label = "Mark failed"
-    offered_on = frozenset({SELECTION, LETTER})  # a quarantined letter's page offers it too
+    offered_on = frozenset({SELECTION, LETTER})  # a quarantined letter's page offers it for that letter
     resolves = ("failed", LetterState.FAILED)
     transition = ((LetterState.HELD,), LetterState.FAILED, {})
 
