@@ -27,7 +27,13 @@ SILENT_NODES = {
 #: Simple tags that print code-made HTML, or the reader's own query string.
 PRINTING_TAGS = {"htmx_script", "django_htmx_script", "querystring"}
 #: Variables declared safe (``|plain``): each is made by code. A new one is a decision: add it here.
-DECLARED_PLAIN = {("base.html", "csrf_token|plain")}
+DECLARED_PLAIN = {
+    ("base.html", "csrf_token|plain"),
+    # drf-spectacular's views give them: static paths of its sidecar and the schema's URL.
+    ("api/swagger_ui.html", "swagger_ui_css|plain"),
+    ("api/swagger_ui.html", "swagger_ui_bundle|plain"),
+    ("api/swagger_ui.html", "schema_url|plain"),
+}
 
 
 def template_names() -> list[str]:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+
+from console.security.headers import policy_text
 
 pytestmark = pytest.mark.django_db
 
@@ -29,3 +33,14 @@ def test_the_swagger_page_is_served_to_signed_in_users(api):
     response = api.get("/api/docs/")
     assert response.status_code == 200
     assert b"/api/schema/" in response.content
+
+
+def test_the_swagger_page_loads_its_scripts_from_the_console_under_its_policy(api, settings):
+    """No CDN and no inline script: Swagger UI comes from the sidecar's static files."""
+    response = api.get("/api/docs/")
+    html = response.content.decode()
+    scripts = re.findall(r"<script([^>]*)>", html)
+    assert scripts and all(re.search(r'src="/static/', attributes) for attributes in scripts)
+    assert '/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js' in html
+    assert "<style" not in html and "cdn" not in html.lower()
+    assert response["Content-Security-Policy"] == policy_text(settings.DLO_CONTENT_SECURITY_POLICY)
