@@ -30,7 +30,7 @@ from console.jobs.door.queueing import enqueue
 from console.jobs.kinds import kind
 from console.models import DeadPlace, Job
 from console.notifications.events import notify
-from console.refusals import Conflict, Forbidden
+from console.refusals import Conflict, Forbidden, require_reason
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
 
@@ -166,9 +166,7 @@ def do_approve(job: Job, *, actor: Actor, reason: str = "") -> Job:
 @transaction.atomic
 def do_refuse(job: Job, *, actor: Actor, reason: str) -> Job:
     """Refuse a waiting job (a reason is required): it is cancelled and never runs."""
-    reason = (reason or "").strip()
-    if not reason:
-        raise ApprovalError("a reason is required to refuse a job")
+    reason = require_reason(reason, ApprovalError, "to refuse a job")
     job = _waiting(job)
     now = timezone.now()
     job.status = Job.Status.CANCELLED

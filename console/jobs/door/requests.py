@@ -30,6 +30,7 @@ from console.jobs.door import approvals
 from console.jobs.door.queueing import enqueue
 from console.jobs.kinds import kind as kind_named
 from console.models import Job
+from console.refusals import require_reason
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
 from console.services.jobs import JobError
@@ -45,9 +46,7 @@ def request_job(kind: str, *, actor: Actor, reason: str, ticket: str = "", run_h
     ``manage.py pipeline replay`` does). Raises JobError with a message for the requester.
     """
     job_kind = kind_named(kind)
-    reason = (reason or "").strip()
-    if not reason:
-        raise JobError("a reason is required")
+    reason = require_reason(reason, JobError)
     if not has(actor, job_kind.permission):
         raise JobError(f"a {kind.replace('_', ' ')} job needs the {role_holding(job_kind.permission)} role")
     place = given.get("place")

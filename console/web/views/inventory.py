@@ -82,12 +82,8 @@ def discover(request, broker_id: int):
 @require_POST
 def capture(request, place_id: int):
     place = get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
-    form = ReasonForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, f"Capture from {place.name}: a reason is required.")
-        return redirect("inventory")
     try:
-        job = request_job("capture", place=place, actor=request.user, reason=form.cleaned_data["reason"])
+        job = request_job("capture", place=place, actor=request.user, reason=ReasonForm.given(request.POST))
     except JobError as exc:
         messages.error(request, f"Capture from {place.name}: {exc}")
         return redirect("inventory")
