@@ -58,7 +58,9 @@ EVENT_INPUT = StructType([
     StructField("outcome", StringType()),
     StructField("letter_ids", ArrayType(LongType())),
 ])
-#: (audit action, outcome) -> what the letters it names became.
+#: (audit action, outcome) -> what the letters it names became: each kind's ``resolves`` under
+#: its ``audited_as`` (console.jobs.kinds), named here because the pipeline sits below the jobs
+#: layer; a test holds the two together (tests/pipeline/test_pipeline_lists_match_the_kinds.py).
 RESOLVING = {("replay", "confirmed"): LetterState.REPLAYED, ("archive_replay", "confirmed"): LetterState.REPLAYED,
              ("move", "confirmed"): LetterState.REPLAYED, ("mark_failed", "failed"): LetterState.FAILED}
 RESOLVING_ACTIONS = sorted({action for action, _ in RESOLVING})

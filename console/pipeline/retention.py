@@ -45,7 +45,12 @@ from console.services import audit
 
 ACTOR = "pipeline:retention"
 RESOLVED = (LetterState.REPLAYED, LetterState.FAILED, LetterState.PURGED)
-REPLAY_KINDS = (Job.Kind.REPLAY, Job.Kind.EDIT_REPLAY, Job.Kind.ARCHIVE_REPLAY)
+#: The kinds whose jobs publish letters back to their origins, and what their audit rows are
+#: called (console.jobs.kinds: publishes_to ORIGIN, audited_as). Named here because the pipeline
+#: sits below the jobs layer and may not read the registry; a test holds the two together
+#: (tests/pipeline/test_pipeline_lists_match_the_kinds.py).
+REPLAY_KINDS = ("replay", "edit_replay", "archive_replay")
+REPLAY_ACTIONS = ("replay", "archive_replay")
 CHUNK = 2000
 # Where a rewrite of the bodies stages what it keeps (inside the lake, beside the datasets).
 STAGING = "_staging/bodies"
@@ -71,7 +76,7 @@ def last_activations() -> dict[tuple[str, str], Activation]:
     jobs = {job.pk: job for job in Job.objects.filter(kind__in=REPLAY_KINDS, status__in=Job.FINISHED,
                                                      finished_at__isnull=False)}
     latest: dict[tuple[str, str], Activation] = {}
-    rows = AuditEvent.objects.filter(action__in=REPLAY_KINDS, outcome="confirmed", job_id__in=list(jobs))
+    rows = AuditEvent.objects.filter(action__in=REPLAY_ACTIONS, outcome="confirmed", job_id__in=list(jobs))
     for broker_name, target, job_id in rows.values_list("broker_name", "target", "job_id").distinct():
         job = jobs[job_id]
         ok = job.status == Job.Status.SUCCEEDED and job.failed == 0 and job.returned == 0
