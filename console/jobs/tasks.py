@@ -8,7 +8,7 @@ queues jobs without importing this module; Django's app registry calls it when r
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from console.jobs.automation import periodic, rules_at_work
 from console.jobs.door import queueing, runner
@@ -27,22 +27,22 @@ def connect() -> None:
 
 
 @shared_task(name="console.check_brokers")
-def check_brokers() -> dict:
+def check_brokers() -> dict[str, bool]:
     return periodic.check_brokers()
 
 
 @shared_task(name="console.discover_brokers")
-def discover_brokers() -> dict:
+def discover_brokers() -> dict[str, int | str]:
     return periodic.discover_brokers()
 
 
 @shared_task(name="console.apply_rules")
-def apply_rules() -> dict:
+def apply_rules() -> dict[str, int]:
     return rules_at_work.apply_rules()
 
 
 @shared_task(name="console.reopen_groups")
-def reopen_groups() -> list:
+def reopen_groups() -> list[str]:
     return group_work.reopen_groups()
 
 
@@ -62,17 +62,17 @@ def sample_places() -> int:
 
 
 @shared_task(name="console.resume_stale_jobs")
-def resume_stale_jobs() -> list:
+def resume_stale_jobs() -> list[int]:
     return periodic.resume_stale_jobs()
 
 
 @shared_task(name="console.expire_unapproved_jobs")
-def expire_unapproved_jobs() -> list:
+def expire_unapproved_jobs() -> list[int]:
     return periodic.expire_unapproved_jobs()
 
 
 @shared_task(name="console.deliver", bind=True, max_retries=None)
-def deliver(self, delivery_id: int) -> str:
+def deliver(self: Task[[int], str], delivery_id: int) -> str:
     try:
         return delivery.deliver(delivery_id)
     except delivery.Failed as failed:

@@ -7,6 +7,9 @@ whose worker died; expiring jobs nobody approved (audited by console.jobs.door.a
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -49,14 +52,14 @@ def _tell_down(broker: Broker) -> None:
     if broker.unreachable_since is None:
         return
     minutes = (timezone.now() - broker.unreachable_since).total_seconds() / 60
-    since_last = settings.CELERY_BEAT_SCHEDULE["check-brokers"]["schedule"] / 60
+    since_last = _minutes_between("check-brokers")
     with transaction.atomic():
         notify("broker.down", key=f"down:{broker.pk}:{broker.unreachable_since.isoformat()}", value=minutes,
                previous=max(0.0, minutes - since_last),
                subject=f"{broker.name} has not answered for {minutes:.0f} minutes: {broker.last_error}",
                details={"broker": broker.name, "since": broker.unreachable_since.isoformat(),
                         "error": broker.last_error},
-               audience=lambda user: scope_of(user).unlimited or broker.pk in scope_of(user).brokers)
+               audience=lambda user: scope_of(user).allows(broker.pk, None))
 
 
 #: Who the audit says found the places that scheduled discovery adds or marks gone.
@@ -106,7 +109,8 @@ def sample_places() -> int:
     return len(samples)
 
 
-def _tell_place(place: DeadPlace, depth: int | None, arrivals: int, latest: dict | None, now) -> None:
+def _tell_place(place: DeadPlace, depth: int | None, arrivals: int, latest: Mapping[str, Any] | None,
+                now: datetime) -> None:
     """``place.depth`` and ``place.growth`` (letters a minute since the sample before, against
     the one before that at the usual pace), when they cross a subscriber's threshold."""
     with transaction.atomic():
@@ -117,7 +121,7 @@ def _tell_place(place: DeadPlace, depth: int | None, arrivals: int, latest: dict
                    details={"depth": depth, "before": latest["depth"] if latest else None})
         if latest and arrivals:
             minutes = max((now - latest["at"]).total_seconds() / 60, 1 / 60)
-            pace = settings.CELERY_BEAT_SCHEDULE["sample-places"]["schedule"] / 60
+            pace = _minutes_between("sample-places")
             rate, before = arrivals / minutes, latest["arrivals"] / pace
             notify("place.growth", key=f"growth:{place.pk}", place=place, value=rate, previous=before,
                    subject=f"{place} took {rate:.0f} letters a minute (before: {before:.0f})",
@@ -141,11 +145,19 @@ def _depths(broker: Broker, places: list[DeadPlace]) -> dict[int, int | None]:
     return depths
 
 
+def _minutes_between(entry: str) -> float:
+    """How many minutes apart Celery beat runs ``entry`` of CELERY_BEAT_SCHEDULE."""
+    seconds = settings.CELERY_BEAT_SCHEDULE[entry]["schedule"]
+    if not isinstance(seconds, int | float):
+        raise TypeError(f"CELERY_BEAT_SCHEDULE[{entry!r}] is not a number of seconds: {seconds!r}")
+    return seconds / 60
+
+
 def resume_stale_jobs() -> list[int]:
     """Queue again, through the door's one enqueue, the jobs whose worker died (a running job
     with an old heartbeat) and the queued jobs whose task message was lost. Claiming is
     guarded, so a job still alive in another worker is left alone."""
-    stale_before = timezone.now() - timezone.timedelta(seconds=settings.DLO_JOB_STALE_SECONDS)
+    stale_before = timezone.now() - timedelta(seconds=settings.DLO_JOB_STALE_SECONDS)
     candidates = Job.objects.filter(
         Q(status__in=Job.IN_WORKER) | Q(status=Job.Status.QUEUED, created_at__lt=stale_before),
         kind__in=[name for name in KINDS if kind(name).in_worker],  # the keeper resumes its own
