@@ -104,3 +104,15 @@ def test_preview_confirm_door_and_runner(copy_kind, signed_in, memory_broker, pl
     assert set(DeadLetter.objects.values_list("state", flat=True)) == {"held"}
     assert sorted(AuditEvent.objects.filter(action="copy", outcome="confirmed").values_list("letter_ids", flat=True)) \
         == [[chosen[0]], [chosen[1]]]
+
+
+def test_the_api_takes_a_job_of_the_new_kind_with_its_fields(copy_kind, signed_in, place, letters):
+    response = signed_in.post("/api/jobs/", {"action": "copy", "letters": [letters[1].pk], "target": "orders.copies",
+                                             "note": "via the API", "reason": "a copy for the auditors"},
+                              content_type="application/json")
+    assert response.status_code == 202, response.content
+    assert (response.json()["kind"], response.json()["params"]) == ("copy", {"target": "orders.copies",
+                                                                             "note": "via the API"})
+    refused = signed_in.post("/api/jobs/", {"action": "copy", "letters": [letters[1].pk], "reason": "no target"},
+                             content_type="application/json")
+    assert refused.status_code == 400 and "a copy needs a target queue" in refused.content.decode()
