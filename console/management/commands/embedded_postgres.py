@@ -1,7 +1,7 @@
 """manage.py embedded_postgres status|stop: the PostgreSQL server under var/pgdata.
 
-console/embedded.py starts it whenever settings load without DATABASE_URL (so ``status``
-run without DATABASE_URL always finds it running: loading settings started it).
+console/embedded.py starts it whenever settings load without DATABASE_URL; manage.py gives
+this command settings that do not, so ``status`` reports the server as it is and starts nothing.
 """
 
 from __future__ import annotations
