@@ -10,11 +10,11 @@ A rule whose enabler lost a role or a scope loses it too.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 #: Who acts, or reads: a signed-in user, or a script, command or rule named by a string (a
 #: rule's is a RuleActor). The audit records either; the roles and scopes read either.
-Actor = AbstractBaseUser | str
+Actor = User | str
 
 
 class RuleActor(str):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from console.brokers import BrokerConfig
+from console.brokers import Adapter, BrokerConfig, get_adapter
 from console.brokers.registry import KINDS
 from console.secrets import encrypted_secret
 
@@ -55,7 +55,5 @@ class Broker(models.Model):
             options=dict(self.options),
         )
 
-    def adapter(self):
-        from console.brokers import get_adapter
-
+    def adapter(self) -> Adapter:
         return get_adapter(self.config())

@@ -6,18 +6,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.context import source_ip
-from console.models import AuditEvent, AuditEventPlace, DeadLetter, DeadPlace, Job
+from console.models import AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, Job
 from console.services.selection import SelectionError, resolve
 
 GENESIS = "0" * 64
 _CHAIN_LOCK = 0x444C4F41  # any constant: serialises writers of the chain until they commit
-
-Actor = AbstractBaseUser | str
 
 
 def actor_name(actor: Actor) -> str:
@@ -26,7 +25,7 @@ def actor_name(actor: Actor) -> str:
     return actor.get_username()
 
 
-def actor_user(actor: Actor):
+def actor_user(actor: Actor) -> User | None:
     return None if isinstance(actor, str) else actor
 
 
@@ -36,9 +35,9 @@ def record(
     actor: Actor,
     reason: str = "",
     ticket: str = "",
-    job=None,
-    broker=None,
-    place=None,
+    job: Job | int | None = None,
+    broker: Broker | None = None,
+    place: DeadPlace | None = None,
     target: str = "",
     letter_ids: Iterable[int] = (),
     count: int | None = None,
@@ -85,7 +84,8 @@ def record(
 Concern = tuple[int, int | None]
 
 
-def concerns(*, broker=None, place=None, job=None, letter_ids: Iterable[int] = ()) -> set[Concern]:
+def concerns(*, broker: Broker | None = None, place: DeadPlace | None = None, job: Job | int | None = None,
+             letter_ids: Iterable[int] = ()) -> set[Concern]:
     """The brokers and places an event concerns, by id, which is what scoped reads go by
     (console.access.scope.visible): the place it names; else the places of the letters it
     names; else its job's; else the broker it names, as a whole; else nothing, and only users
@@ -94,7 +94,8 @@ def concerns(*, broker=None, place=None, job=None, letter_ids: Iterable[int] = (
         return {(place.broker_id, place.pk)}
     ids = list(letter_ids)
     if ids:
-        found = set(DeadLetter.objects.filter(id__in=ids).order_by().values_list("broker_id", "place_id").distinct())
+        found: set[Concern] = set(DeadLetter.objects.filter(id__in=ids).order_by()
+                                  .values_list("broker_id", "place_id").distinct())
         if found:
             return found
     if job is not None:
@@ -106,14 +107,16 @@ def concerns(*, broker=None, place=None, job=None, letter_ids: Iterable[int] = (
     return set()
 
 
-def job_concerns(job) -> set[Concern]:
+def job_concerns(job: Job | int) -> set[Concern]:
     """Where a job acts: its place; else the places its request counted; else (a job asked
     for before those were kept) where its earlier events said it acts, or the places of the
     letters its selection names."""
-    job = job if isinstance(job, Job) else Job.objects.filter(pk=job).first()
-    if job is None:
-        return set()
-    if job.place_id is not None:
+    if not isinstance(job, Job):
+        loaded = Job.objects.filter(pk=job).first()
+        if loaded is None:
+            return set()
+        job = loaded
+    if job.place is not None:
         return {(job.place.broker_id, job.place_id)}
     if job.per_place:  # what the job's request counted, per place (console.jobs.door.requests)
         return set(DeadPlace.objects.filter(pk__in=[int(pk) for pk in job.per_place]).values_list("broker_id", "pk"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from django.db import transaction
@@ -11,12 +12,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console.access import logsafe
+from console.access.actors import Actor
 from console.brokers import BrokerConfig, BrokerError, PlaceInfo, Received
 from console.brokers.registry import KINDS, adapter_class, get_adapter
 from console.models import Broker, DeadPlace
-from console.services import audit
-from console.services.audit import Actor
 from console.refusals import Refusal
+from console.services import audit
 
 
 class BrokerSetupError(Refusal):
@@ -38,7 +39,7 @@ def split_credentials(url: str) -> tuple[str, str, str]:
 @transaction.atomic
 def do_add_broker(
     *, actor: Actor, name: str, kind: str, url: str, management_url: str = "",
-    username: str = "", password: str = "", options: dict | None = None,
+    username: str = "", password: str = "", options: dict[str, Any] | None = None,
 ) -> Broker:
     """Add a broker definition (audited). Credentials pasted into a URL are moved into the
     encrypted password; the URL is stored without them."""
@@ -59,7 +60,7 @@ def do_add_broker(
 
 def unsaved_config(
     *, kind: str, url: str, management_url: str = "", username: str = "", password: str = "",
-    options: dict | None = None,
+    options: dict[str, Any] | None = None,
 ) -> BrokerConfig:
     """The BrokerConfig a definition would get once saved, credentials in URLs taken out
     the way ``do_add_broker`` takes them out."""
@@ -89,13 +90,14 @@ def stored_password_for(broker: Broker, url: str, management_url: str) -> str:
     if broker.password and moved:
         raise PasswordNeeded("the URL or the management URL is not the saved one: type the password "
                              "again to use it there (the stored one goes only where it was saved)")
-    return broker.password
+    stored: str = broker.password
+    return stored
 
 
 def test_connection(
     *, actor: Actor, kind: str, url: str, management_url: str = "", username: str = "", password: str = "",
-    options: dict | None = None, broker: Broker | None = None,
-) -> dict:
+    options: dict[str, Any] | None = None, broker: Broker | None = None,
+) -> dict[str, Any]:
     """Connect with a definition and return what the broker says about itself
     (``{"version": ...}``). With a saved ``broker``, an empty password means its stored one,
     but only where it was saved (``stored_password_for``). Changes nothing, but is audited
@@ -137,14 +139,14 @@ test_connection.__test__ = False  # type: ignore[attr-defined]
 @transaction.atomic
 def do_update_broker(
     broker: Broker, *, actor: Actor, url: str | None = None, management_url: str | None = None,
-    username: str | None = None, password: str = "", options: dict | None = None,
+    username: str | None = None, password: str = "", options: dict[str, Any] | None = None,
 ) -> Broker:
     """Change how the console reaches a broker. ``None`` (or, for the password, empty) keeps a
     value as it is. The audit row names what changed, never a secret's value."""
     broker = Broker.objects.select_for_update().get(pk=broker.pk)
-    changes: dict[str, dict] = {}
+    changes: dict[str, dict[str, Any]] = {}
 
-    def change(field: str, value) -> None:
+    def change(field: str, value: Any) -> None:
         if value is not None and value != getattr(broker, field):
             changes[field] = {"from": getattr(broker, field), "to": value}
             setattr(broker, field, value)
@@ -177,7 +179,7 @@ def do_update_broker(
     return broker
 
 
-def check_broker(broker: Broker) -> dict:
+def check_broker(broker: Broker) -> dict[str, Any]:
     """Connect to the broker and record whether it answered (health, not a change: no audit)."""
     try:
         with broker.adapter() as adapter:

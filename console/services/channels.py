@@ -18,6 +18,7 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.access.roles import MANAGE_USERS, has
 from console.access.scope import OutOfScope, scope_of
 from console.channel_targets import MASK, split_target
@@ -27,7 +28,7 @@ from console.notifications.events import EVENTS
 from console.notifications.kinds.base import NotifyError
 from console.notifications.registry import kind_of
 from console.services import audit
-from console.services.audit import Actor, actor_name
+from console.services.audit import actor_name
 
 
 @transaction.atomic

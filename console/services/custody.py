@@ -6,11 +6,13 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.brokers import Received
 from console.brokers.letter_rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
 from console.models import DeadLetter, DeadPlace, Job, PendingAck, Subscription
@@ -60,13 +62,13 @@ class PreparedBatch:
     (console.brokers.letter_rows)."""
 
     items: list[Arrival]
-    rows: list[dict]
+    rows: list[dict[str, Any]]
 
     def __len__(self) -> int:
         return len(self.items)
 
 
-def fixed_columns(place: DeadPlace, job: Job | None) -> dict:
+def fixed_columns(place: DeadPlace, job: Job | None) -> dict[str, Any]:
     """The columns every letter of a place's batch shares."""
     return {"place_id": place.pk, "broker_id": place.broker_id, "capture_job_id": job.pk if job is not None else None}
 
@@ -76,14 +78,15 @@ def prepare_batch(place: DeadPlace, batch: Sequence[Received], job: Job | None) 
 
 
 def store_captured(
-    place: DeadPlace, batch: Sequence[Received], *, job: Job | None, actor, reason: str = ""
+    place: DeadPlace, batch: Sequence[Received], *, job: Job | None, actor: Actor, reason: str = ""
 ) -> Stored:
     """Commit a batch of captured messages; the caller acks them on the broker afterwards."""
     return store_prepared(place, prepare_batch(place, batch, job), job=job, actor=actor, reason=reason)
 
 
 @transaction.atomic(savepoint=False)  # inside a capture's batch transaction: no savepoint round trips
-def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, actor, reason: str = "") -> Stored:
+def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, actor: Actor,
+                   reason: str = "") -> Stored:
     """Commit a prepared batch; the caller acks its messages on the broker afterwards.
 
     A redelivered message whose copy was committed but never acked (a crash between the two)
@@ -92,7 +95,8 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
     """
     pending: dict[str, list[int]] = {}
     stored_by: dict[int, int | None] = {}
-    redelivered_keys = {row["custody_key"] for item, row in zip(batch.items, batch.rows) if item.redelivered}
+    redelivered_keys = {row["custody_key"] for item, row in zip(batch.items, batch.rows, strict=True)
+                        if item.redelivered}
     if redelivered_keys:
         for letter_id, key, capture_job in (
             PendingAck.objects.filter(place=place, custody_key__in=redelivered_keys)
@@ -102,9 +106,9 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
             pending.setdefault(key, []).append(letter_id)
             stored_by[letter_id] = capture_job
 
-    fresh: list[tuple[dict, Arrival]] = []
+    fresh: list[tuple[dict[str, Any], Arrival]] = []
     matched: list[int] = []
-    for item, row in zip(batch.items, batch.rows):
+    for item, row in zip(batch.items, batch.rows, strict=True):
         if item.redelivered and pending.get(row["custody_key"]):
             matched.append(pending[row["custody_key"]].pop(0))
             continue
@@ -128,11 +132,11 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
     return Stored(new_ids, matched, taken_over=sum(1 for i in matched if job_id is None or stored_by[i] != job_id))
 
 
-def _link_returns(fresh: list[tuple[dict, Arrival]]) -> tuple[dict[int, int], set[int]]:
+def _link_returns(fresh: list[tuple[dict[str, Any], Arrival]]) -> tuple[dict[int, int], set[int]]:
     """Letters carrying our replay id header point to the letter whose replay they are;
     returns each linked parent's ``replay_count``, and the parents replayed as a try of a
     rule's retry ladder (console.jobs.automation.rules_at_work)."""
-    by_replay_id: dict[str, list[dict]] = {}
+    by_replay_id: dict[str, list[dict[str, Any]]] = {}
     for row, item in fresh:
         if item.replay_id:
             by_replay_id.setdefault(item.replay_id, []).append(row)
@@ -151,13 +155,13 @@ def _link_returns(fresh: list[tuple[dict, Arrival]]) -> tuple[dict[int, int], se
             {parent["id"] for parent in parents if parent["handling__action"] == "retry"})
 
 
-def _tell_new_groups(place: DeadPlace, rows: list[dict], new_ids: list[int]) -> None:
+def _tell_new_groups(place: DeadPlace, rows: list[dict[str, Any]], new_ids: list[int]) -> None:
     """A failure group whose first letters are in this batch is new: those who subscribed hear
     of it once (a storm of its letters in later batches finds the earlier ones). Two queries a
     batch, and only while someone listens for new groups."""
     if not Subscription.objects.filter(events__contains=["group.new"]).exists():
         return
-    first = {}
+    first: dict[str, dict[str, Any]] = {}
     for row in rows:
         if row["fingerprint"]:
             first.setdefault(row["fingerprint"], row)

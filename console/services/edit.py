@@ -28,10 +28,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.brokers.values import display, escape_nul, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
-from console.services.audit import Actor
 from console.services.jobs import JobError
 
 #: States whose letters may be edited and replayed.

@@ -20,13 +20,14 @@ from django.db import transaction
 from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.access.roles import ACT, has, role_holding
 from console.access.scope import visible
 from console.models import AuditEvent, DeadLetter, DeadPlace, GroupNote, GroupTriage
 from console.notifications.events import Spread, notify
 from console.refusals import Refusal
 from console.services import audit
-from console.services.audit import Actor, actor_name
+from console.services.audit import actor_name
 
 #: Who reopens a resolved group that got new letters.
 GROUPS_ACTOR = "system:groups"

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Count, QuerySet
 
+from console.access.actors import Actor
 from console.access.guards import guard_letters
 from console.access.scope import OutOfScope
-from console.models import DeadPlace
-from console.services.audit import Actor
-from console.services.selection import SelectionError, arrived_since, clean_filter, freeze, resolve
+from console.models import Broker, DeadLetter, DeadPlace
 from console.refusals import Conflict, Refusal
+from console.services.selection import SelectionError, arrived_since, clean_filter, freeze, resolve
 
 #: How many origins a preview lists; the rest are summed up as "other origins".
 PREVIEW_ORIGINS = 50
@@ -29,7 +30,7 @@ class JobStateError(JobError, Conflict):
 
 
 def preview(*, actor: Actor, ids: list[int] | None = None, filter: dict[str, Any] | None = None,
-            sample: int = 5) -> dict:
+            sample: int = 5) -> dict[str, Any]:
     """What a job on this selection would touch: count, per-origin counts, a sample. Refused,
     like the job itself, when the selection holds letters outside the actor's scope."""
     try:
@@ -40,7 +41,7 @@ def preview(*, actor: Actor, ids: list[int] | None = None, filter: dict[str, Any
     return preview_frozen(selection, reader=actor, sample=sample)
 
 
-def preview_frozen(selection: dict[str, Any], *, reader: Actor, sample: int = 5) -> dict:
+def preview_frozen(selection: dict[str, Any], *, reader: Actor, sample: int = 5) -> dict[str, Any]:
     """:func:`preview` of a selection frozen earlier: the same letters whenever it is asked.
 
     ``by_origin`` counts letters per broker and origin queue (most first, at most
@@ -65,7 +66,7 @@ def preview_frozen(selection: dict[str, Any], *, reader: Actor, sample: int = 5)
     }
 
 
-def origin_counts(letters: QuerySet, *, limit: int) -> tuple[list[dict[str, Any]], int]:
+def origin_counts(letters: QuerySet[DeadLetter], *, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The ``limit`` largest (broker, origin queue) pairs among ``letters`` with their counts
     (keys ``broker__name``, ``origin_queue``, ``count``; most first), and the count of all
     ``letters``, in one pass over them.
@@ -75,11 +76,6 @@ def origin_counts(letters: QuerySet, *, limit: int) -> tuple[list[dict[str, Any]
     brokers to the letters themselves read the whole table: 0.4 s for a place of 1,000,000
     letters, against about 0.1 s (benchmarks/scale.py).
     """
-    from django.db import connection
-    from django.db.models import Count
-
-    from console.models import Broker
-
     per_place = letters.order_by().values("place_id", "origin_queue").annotate(letters=Count("id"))
     sql, params = per_place.query.sql_with_params()
     with connection.cursor() as cursor:

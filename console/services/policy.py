@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from console.access.actors import Actor
 from console.access.scope import scope_of, visible
 from console.brokers import BrokerError
 from console.brokers.base import PlaceRef
 from console.brokers.policy import NOT_TOLD, DeliveryPolicy, describe
 from console.models import DeadPlace, Origin, Rule
-from console.services.audit import Actor
 from console.services.rules import describe_action, enabled_rules
 
 #: What the words say instead of the dead places a reader may not see.
@@ -75,7 +75,7 @@ def broker_policies(origins: Iterable[Origin], reader: Actor) -> dict[int, str]:
             with group[0].broker.adapter() as adapter:
                 told = adapter.delivery_policies([PlaceRef(origin.name, origin.scope) for origin in group])
             words.update((origin.pk, describe(as_seen_by(reader, origin, policy)))
-                         for origin, policy in zip(group, told))
+                         for origin, policy in zip(group, told, strict=True))
         except BrokerError as exc:
             for origin in group:
                 words.setdefault(origin.pk, f"{NOT_TOLD}: {exc.message}")

@@ -6,10 +6,10 @@ from typing import Any
 
 from django.db import transaction
 
+from console.access.actors import Actor
 from console.access.redactor import RuleError, compile_rule
 from console.models import RedactionRule
 from console.services import audit
-from console.services.audit import Actor
 
 
 @transaction.atomic

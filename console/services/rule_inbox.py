@@ -89,7 +89,7 @@ def put_at(due: dict[int, datetime]) -> None:
                        f"SELECT * FROM unnest(%s::bigint[], %s::timestamptz[]) {_UPSERT}", [ids, [due[i] for i in ids]])
 
 
-def put_after_capture(letters: QuerySet, seconds: int | None = None) -> None:
+def put_after_capture(letters: QuerySet[DeadLetter], seconds: int | None = None) -> None:
     """Put ``letters`` in, in one statement (their ids never come into Python), each due
     ``seconds`` after its capture, or now if that is past (or no ``seconds``)."""
     inner, params = letters.values("id").query.sql_with_params()

@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 from django.db.models import Count
 
+from console.access.actors import Actor
 from console.jobs.kinds.base import JobKind, Plan
-from console.services.audit import Actor
 from console.services.jobs import JobError, checked_frozen
 from console.services.selection import SelectionError, freeze, resolve
 

@@ -9,11 +9,12 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.access.roles import has, role_holding
 from console.access.scope import scope_of
 from console.models import DeadLetter, DeadPlace, LetterHandling, Rule, RuleVersion
 from console.services import audit
-from console.services.audit import Actor, actor_name, actor_user
+from console.services.audit import actor_name, actor_user
 from console.services.rules.checks import SAFEGUARDS
 from console.services.rules.deciding import dry_run
 from console.services.rules.redeciding import redecide

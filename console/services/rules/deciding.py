@@ -9,9 +9,9 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
 
+from console.access.actors import Actor
 from console.access.scope import visible
 from console.models import DeadLetter, LetterHandling, Rule
-from console.services.audit import Actor
 from console.services.rules.checks import rule_actor, told
 from console.services.rules.matching import (
     enabled_rules,
@@ -44,7 +44,7 @@ class _Lineage:
     ran_out: tuple[int, ...] = ()
 
 
-def decide(rules: list[Rule], letters: QuerySet, *, last_takes: set[int] | None = None) -> list[Decision]:
+def decide(rules: list[Rule], letters: QuerySet[DeadLetter], *, last_takes: set[int] | None = None) -> list[Decision]:
     """First match wins, in the order given: for each of ``letters``, what the first rule that
     matches it does. A retry counts the tries its lineage had on the same rule (a letter that
     came back takes its parent's count on); a rule whose ladder ran out for the lineage is
@@ -54,9 +54,9 @@ def decide(rules: list[Rule], letters: QuerySet, *, last_takes: set[int] | None 
     from console.services.safeguards import rules_may_replay
 
     if last_takes is None:
-        matched = list(zip(rules, matching_each(rules, letters)))
+        matched = list(zip(rules, matching_each(rules, letters), strict=True))
     else:
-        matched = [*zip(rules[:-1], matching_each(rules[:-1], letters)), (rules[-1], last_takes)]
+        matched = [*zip(rules[:-1], matching_each(rules[:-1], letters), strict=True), (rules[-1], last_takes)]
     ids = set().union(*(found for _, found in matched)) if matched else set()
     if not ids:
         return []
@@ -104,7 +104,9 @@ def lineage_of(ids: set[int]) -> dict[int, _Lineage]:
         letter_id__any=ids | set(parents.values())).values("letter_id", "rule_id", "tries", "ran_out")}
     found = {}
     for letter_id in ids:
-        row = rows.get(letter_id) or rows.get(parents.get(letter_id))
+        row = rows.get(letter_id)
+        if row is None and letter_id in parents:
+            row = rows.get(parents[letter_id])
         if row is not None:
             found[letter_id] = _Lineage(row["rule_id"], row["tries"], tuple(row["ran_out"] or ()))
     return found
