@@ -6,8 +6,9 @@ working console with one command. Both keep their state under ``var/`` in the pr
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from console.env import env_str
 
 VAR_DIR = Path(__file__).resolve().parent.parent / "var"
 
@@ -37,7 +38,7 @@ def filesystem_broker_options() -> dict:
     and no polling of PostgreSQL, and works across processes on one machine.
     ``CELERY_FILESYSTEM_DIR`` puts the folder elsewhere (the tests give a worker its own).
     """
-    base = Path(os.environ.get("CELERY_FILESYSTEM_DIR") or VAR_DIR / "celery")
+    base = Path(env_str("CELERY_FILESYSTEM_DIR") or VAR_DIR / "celery")
     queue_dir = base / "queue"
     processed = base / "processed"
     control = base / "control"  # broadcast tables; kombu's default is ./control in the cwd
