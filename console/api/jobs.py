@@ -7,6 +7,8 @@ schema, without an edit."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
@@ -18,7 +20,7 @@ from console.api.errors import ErrorSerializer
 from console.api.keyset import NewestFirstPagination
 from console.jobs.door.requests import request_job
 from console.jobs.door.steering import do_cancel_job, do_pause_job, do_resume_job
-from console.jobs.kinds import offered
+from console.jobs.kinds import kind, offered
 from console.jobs.kinds.base import SELECTION, Ask
 from console.models import Job
 from console.services.jobs import preview
@@ -80,17 +82,31 @@ class SelectionSerializer(serializers.Serializer):
         return value
 
 
-def serializer_field(ask: Ask) -> serializers.Field:
-    """The API's field for one thing a kind asks for; never required here, as one request
-    serializer serves every action (the kind refuses what it misses)."""
+def serializer_field(ask: Ask, *, required: bool = False) -> serializers.Field:
+    """The API's field for one thing a kind asks for. ``required`` where the serializer serves
+    that one kind and the kind requires it (a place's shovel); the one serializer of every
+    action on letters requires none (the chosen kind refuses what it misses)."""
     if ask.type is int:
-        return ApiIntegerField(required=False, allow_null=ask.nullable, min_value=ask.min_value,
-                               max_value=ask.max_value, help_text=ask.help)
+        return ApiIntegerField(required=required, allow_null=ask.nullable and not required,
+                               min_value=ask.min_value, max_value=ask.max_value, help_text=ask.help)
     if ask.type is float:
-        return serializers.FloatField(required=False, allow_null=ask.nullable, min_value=ask.min_value,
-                                      max_value=ask.max_value, help_text=ask.help)
+        return serializers.FloatField(required=required, allow_null=ask.nullable and not required,
+                                      min_value=ask.min_value, max_value=ask.max_value, help_text=ask.help)
+    if required:
+        return serializers.CharField(max_length=ask.max_length, help_text=ask.help)
     return serializers.CharField(required=False, default="", allow_blank=True, max_length=ask.max_length,
                                  help_text=ask.help)
+
+
+class KindSerializer(serializers.Serializer):
+    """A request for one kind of job: what the kind asks for (console.jobs.kinds), then the
+    fields the subclass declares (its reason, ticket)."""
+
+    kind_name: ClassVar[str]
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        asks = {ask.name: serializer_field(ask, required=ask.required) for ask in kind(self.kind_name).asks}
+        return {**asks, **super().get_fields()}
 
 
 def selection_asks() -> list[Ask]:

@@ -13,7 +13,7 @@ from console.access.masking import MaskedModelSerializer
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.filter_schema import parameters_of
-from console.api.jobs import JobSerializer
+from console.api.jobs import JobSerializer, KindSerializer
 from console.jobs.door.requests import request_job
 from console.models import DeadPlace, LetterState
 from console.services.filtersets import PlaceFilterSet
@@ -48,15 +48,13 @@ class KeepSerializer(serializers.Serializer):
                                    help_text="Why (audited; a default names the API when left out)")
 
 
-class CaptureSerializer(serializers.Serializer):
+class CaptureSerializer(KindSerializer):
+    kind_name = "capture"
     reason = serializers.CharField(help_text="Why the letters are taken into custody (audited)")
-    limit = ApiIntegerField(required=False, allow_null=True, min_value=1,
-                                     help_text="Take at most this many messages")
 
 
-class ShovelSerializer(serializers.Serializer):
-    target = serializers.CharField(max_length=500, help_text="Existing queue, in the place's vhost/scope, "
-                                   "that receives every message the place holds on the broker")
+class ShovelSerializer(KindSerializer):
+    kind_name = "shovel"
     reason = serializers.CharField(help_text="Why the queue is moved (audited)")
     ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
 

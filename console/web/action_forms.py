@@ -9,11 +9,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 
-from console.jobs.kinds import JobKind
+from console.jobs.kinds import JobKind, kind
 from console.jobs.kinds.base import Ask
 from console.services.edit import tagged_headers
 from console.services.jobs import JobError
@@ -24,10 +24,11 @@ from console.web.display import BODY_PAGE_LIMIT
 EDITABLE_BODY_BYTES = BODY_PAGE_LIMIT
 
 
-def form_field(ask: Ask) -> forms.Field:
-    """The page's field for one thing a kind asks for; whether it is required is the kind's to
-    say once the action is known (:meth:`BulkActionForm.clean`)."""
-    common: dict[str, Any] = {"required": False, "label": ask.label, "initial": ask.initial}
+def form_field(ask: Ask, *, required: bool = False) -> forms.Field:
+    """The page's field for one thing a kind asks for. ``required`` where the form serves that
+    one kind and the kind requires it (a shovel's target); where a form serves several, the
+    chosen kind's needs are checked once it is known (:meth:`BulkActionForm.clean`)."""
+    common: dict[str, Any] = {"required": required, "label": ask.label, "initial": ask.initial}
     if ask.type is int:
         return IntegerField(min_value=ask.min_value, max_value=ask.max_value, **common)
     if ask.type is float:
@@ -88,16 +89,26 @@ class BulkActionForm(forms.Form):
         return cleaned
 
 
-class ShovelForm(forms.Form):
-    """Move a whole dead place on the broker (the place page's shovel form)."""
+class KindForm(forms.Form):
+    """A request for one kind of job on a whole place: what the kind asks for, a reason and a ticket."""
 
-    target = forms.CharField(max_length=500, strip=True, label="Target queue (must exist)")
+    kind_name: ClassVar[str]
     reason = forms.CharField(max_length=2000, strip=True, label="Reason (for the audit)")
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
 
     def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("auto_id", "shovel_%s")  # the filter form on the same page has a "reason"
+        kwargs.setdefault("auto_id", f"{self.kind_name}_%s")  # the filter form on the same page has a "reason"
         super().__init__(*args, **kwargs)
+        asks = kind(self.kind_name).asks
+        for ask in asks:
+            self.fields[ask.name] = form_field(ask, required=ask.required)
+        self.order_fields([*(ask.name for ask in asks), "reason", "ticket"])
+
+
+class ShovelForm(KindForm):
+    """Move a whole dead place on the broker (the place page's shovel form)."""
+
+    kind_name = "shovel"
 
 
 class ConfirmForm(forms.Form):

@@ -34,7 +34,8 @@ class Shovel(PlaceKind):
     offered_on = frozenset({PLACE})
     needs = "server_side_move"
     asks = (Ask("target", label="Target queue (must exist)", what="a target queue", max_length=500, required=True,
-                queue=True, help="Destination queue on the place's broker; it must exist"),)
+                queue=True, help="Existing queue, in the place's vhost/scope, that receives every message "
+                                 "the place holds on the broker"),)
     publishes_to = TARGET
     #: What the job page shows of it besides what every job shows.
     facts_template = "web/partials/shovel_facts.html"
