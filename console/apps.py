@@ -9,7 +9,12 @@ class ConsoleConfig(AppConfig):
     def ready(self) -> None:
         import console.celery  # noqa: F401 - the Celery app every task and send_task uses
         from console.access.signals import connect
+        from console.jobs import kinds
         from console.jobs.tasks import connect as connect_the_worker
+        from console.models import Job
 
         connect(self)
         connect_the_worker()  # the door's one enqueue sends jobs to run_job (console.jobs.door.queueing)
+        # Job.kind takes its choices from the kind registry, which the models cannot import (a
+        # layer above them); a callable, so a new kind needs no migration.
+        Job._meta.get_field("kind").choices = kinds.choices
