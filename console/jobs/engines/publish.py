@@ -224,9 +224,12 @@ _MARK_SQL = f"""
 """
 
 
+# replayed_to: where each letter went, as Publishing.destination says (the chosen queue of a
+# move, or the letter's origin queue for a replay).
 _RECORD_SQL = f"""
     UPDATE {DeadLetter._meta.db_table}
-       SET state = %(replayed)s, replayed_at = %(now)s, state_changed_at = %(now)s, replayed_to = %(target)s
+       SET state = %(replayed)s, replayed_at = %(now)s, state_changed_at = %(now)s,
+           replayed_to = COALESCE(NULLIF(%(target)s, ''), origin_queue)
      WHERE id = ANY(%(ids)s::bigint[])
 """
 

@@ -35,6 +35,9 @@ class EditReplay(JobKind):
     def requested(self, job, plan: Plan, *, actor) -> None:
         original, copy, before = plan.made
         record_edit(job, original, copy, before_body=before, actor=actor)
+        # The edited letter's page names the job that replays its copy as its last job.
+        original.last_job = job
+        original.save(update_fields=["last_job"])
 
     def run(self, job) -> str:
         return run_publish(job, Pace(), Publishing(self.audited_as))
