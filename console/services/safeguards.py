@@ -39,6 +39,7 @@ from console.models import DeadLetter, DeadPlace, LetterState, Origin
 from console.notifications.events import notify
 from console.refusals import Refusal, require_reason
 from console.services import audit, rule_inbox
+from console.wording import counted
 
 #: The actor of what the console decides by itself.
 SYSTEM_ACTOR = "system:safeguards"
@@ -108,7 +109,7 @@ def audit_quarantined(place: DeadPlace, rows: Sequence[dict[str, Any]], ids: Seq
                      reason=f"came back {quarantine_after()} or more times after replays",
                      details={"quarantine_after": quarantine_after()})
         notify("letter.quarantined", key=f"quarantine:{place.pk}", place=place,
-               subject=f"{len(quarantined)} letters of {place} quarantined: they came back "
+               subject=f"{counted(len(quarantined), 'letter')} of {place} quarantined: they came back "
                        f"{quarantine_after()} or more times after replays",
                details={"letters": quarantined})
 
@@ -135,9 +136,9 @@ class _Streak:
     def trips(self, same: int, any_: int) -> str:
         """Why this streak opens the breaker, or "" while it does not."""
         if self.exception and self.same >= same:
-            return f"{self.same} letters in a row failed with {self.exception} (opens at {same})"
+            return f"{counted(self.same, 'letter')} in a row failed with {self.exception} (opens at {same})"
         if self.any >= any_:
-            return f"{self.any} letters in a row failed (opens at {any_} with any exception)"
+            return f"{counted(self.any, 'letter')} in a row failed (opens at {any_} with any exception)"
         return ""
 
 

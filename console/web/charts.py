@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 from django.utils import timezone
 from django.utils.html import escape as escape_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import ngettext
 
 from console.access.template_masking import shown
 
@@ -171,7 +172,8 @@ def heat_map(title: str, counts: dict[tuple[int, int], int], link: Callable[[int
             count = counts.get((day, hour), 0)
             # Shades of the accent by the share of the busiest cell; an empty cell stays pale.
             opacity = 0.06 + 0.94 * (count / peak) if count else 0.03
-            label = f"{WEEKDAYS[day - 1]} {hour:02d}:00-{hour:02d}:59 UTC: {_fmt_number(count)} letters"
+            letters = ngettext("letter", "letters", count)
+            label = f"{WEEKDAYS[day - 1]} {hour:02d}:00-{hour:02d}:59 UTC: {_fmt_number(count)} {letters}"
             parts.append(
                 f'<a href="{escape(link(day, hour))}" aria-label="{escape(label)}">'
                 f'<rect class="cell" x="{left + hour * cell}" y="{y}" width="{cell - gap}" height="{cell - gap}" '

@@ -46,6 +46,7 @@ from console.jobs.engines.capture import capture_pass
 from console.models import Broker, DeadPlace, Job
 from console.services.custody import mark_place_acked
 from console.services.jobs import JobError
+from console.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -156,10 +157,10 @@ class Keeper:
                 continue  # a drain stops at its next batch by itself (console.jobs.control.checkpoint)
             job = held.job
             if row["cancel_requested"]:
-                finish(job, Job.Status.CANCELLED, f"cancelled after {job.done} letters")
+                finish(job, Job.Status.CANCELLED, f"cancelled after {counted(job.done, 'letter')}")
                 held.job = None
             elif row["pause_requested"] and row["status"] != Job.Status.PAUSED:
-                finish(job, Job.Status.PAUSED, f"paused after {job.done} letters")
+                finish(job, Job.Status.PAUSED, f"paused after {counted(job.done, 'letter')}")
                 job.status = Job.Status.PAUSED
             elif row["status"] == Job.Status.QUEUED:
                 Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, heartbeat_at=timezone.now(),
@@ -256,7 +257,7 @@ class Keeper:
                 job.status = Job.Status.RUNNING
             held.failures = 0
         except Stop as stop:
-            finish(job, stop.status, f"{stop.status} by request after {job.done} letters")
+            finish(job, stop.status, f"{stop.status} by request after {counted(job.done, 'letter')}")
             job.status = stop.status
         except BrokerError as exc:
             self._failed(held, exc.message)
@@ -310,7 +311,7 @@ class Keeper:
             held.draining.result()
         if held.job is not None and why == "keeping turned off":
             Job.objects.filter(pk=held.job.pk).exclude(status__in=Job.FINISHED).update(cancel_requested=True)
-            finish(held.job, Job.Status.CANCELLED, f"{why} after {held.job.done} letters")
+            finish(held.job, Job.Status.CANCELLED, f"{why} after {counted(held.job.done, 'letter')}")
         if self._locks is not None and not self._locks.closed:
             try:
                 self._locks.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, place_id])

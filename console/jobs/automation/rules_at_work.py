@@ -56,6 +56,7 @@ from console.services.rules import Decision, decide, describe_action, enabled_ru
 from console.services.rules.checks import JOB_KINDS, check, rule_actor
 from console.services.rules.failing import rule_failed, rule_recovered
 from console.services.rules.redeciding import schedule_ages
+from console.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,8 @@ def _act(rule: Rule, what: str, decisions: list[Decision]) -> int:
     words = describe_action(rule.action) if what == rule.action["kind"] else what.replace("_", " ")
     reason = f"rule {rule.name!r} v{rule.version}: {words}"
     checked = check(rule, what, decisions, actor=actor)
-    failures = [f"{len(refused.letter_ids)} letters refused: {refused.reason}" for refused in checked.failures()]
+    failures = [f"{counted(len(refused.letter_ids), 'letter')} refused: {refused.reason}"
+                for refused in checked.failures()]
     by_id = {decision.letter_id: decision for decision in decisions}
     done = 0
     for batch in checked.batches:

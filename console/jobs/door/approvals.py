@@ -33,6 +33,7 @@ from console.notifications.events import notify
 from console.refusals import Conflict, Forbidden, require_reason
 from console.services import audit
 from console.services.audit import Actor, actor_name, actor_user
+from console.wording import counted
 
 #: Who expires jobs in the audit.
 EXPIRY_ACTOR = "system:approvals"
@@ -74,7 +75,7 @@ def needs_approval(job: Job) -> str:
         return ""
     place_id, count = max(over.items(), key=lambda item: item[1])
     place = DeadPlace.objects.filter(pk=place_id).first()
-    return (f"{count} letters of {place or 'one dead place'} asked for by {job.actor_name} within "
+    return (f"{counted(count, 'letter')} of {place or 'one dead place'} asked for by {job.actor_name} within "
             f"{settings.DLO_APPROVAL_WINDOW_SECONDS // 60} minutes, above {threshold}")
 
 

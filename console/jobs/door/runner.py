@@ -8,6 +8,7 @@ from console.brokers import BrokerError
 from console.jobs.control import Stop, claim, finish
 from console.jobs.kinds import kind
 from console.models import Job
+from console.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +19,7 @@ def run_job(job_id: int) -> str:
     try:
         summary = kind(job.kind).run(job)
     except Stop as stop:
-        finish(job, stop.status, f"{stop.status} by request after {job.done} letters")
+        finish(job, stop.status, f"{stop.status} by request after {counted(job.done, 'letter')}")
         return stop.status
     except BrokerError as exc:
         finish(job, Job.Status.FAILED, f"failed: {exc.message}", error=exc.message)

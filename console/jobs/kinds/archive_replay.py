@@ -34,6 +34,7 @@ from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.custody import replay_id
 from console.services.jobs import JobError
+from console.wording import counted
 
 CRITERIA = ("origin", "exception", "fingerprint")
 
@@ -120,7 +121,7 @@ class ArchiveReplay(JobKind):
                     throttle.wait(len(batch))
         finally:
             letters.unpersist()
-        return f"{job.done} archived letters replayed, {job.failed} not confirmed, {job.skipped} skipped"
+        return f"{counted(job.done, 'archived letter')} replayed, {job.failed} not confirmed, {job.skipped} skipped"
 
 
 def _replay_batch(job: Job, batch: list, senders: Senders, *, cursor: int) -> None:

@@ -24,6 +24,7 @@ from console.management.demo.catalogue import DEAD_LETTER_QUEUES, dead_letter_co
 from console.models import Broker, DeadLetter, DeadPlace
 from console.services.brokers import do_add_broker, do_discover
 from console.services.jobs import JobError
+from console.wording import counted
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "dead-letters-demo"
@@ -106,7 +107,7 @@ class Command(ActorCommand):
         if not in_custody.exists() and waiting == 0:
             held = rabbitmq.make_letters_die(url)
             self.stdout.write(f"RabbitMQ: published {len(messages())} demo orders; the consumers rejected "
-                              f"{dead_letter_count()} of them, so {held} letters now wait in the DLQs")
+                              f"{dead_letter_count()} of them, so {counted(held, 'letter')} now wait in the DLQs")
         broker = Broker.objects.filter(name=RABBIT_BROKER).first()
         if broker is None:
             broker = do_add_broker(actor=actor, name=RABBIT_BROKER, kind="rabbitmq", url=url,
@@ -124,6 +125,8 @@ class Command(ActorCommand):
                 continue
             run_job(job.pk)
             job.refresh_from_db()
-            self.stdout.write(f"captured {job.done} letters from {printable(place)} (job {job.pk} {job.status})")
+            self.stdout.write(f"captured {counted(job.done, 'letter')} from {printable(place)} "
+                              f"(job {job.pk} {job.status})")
         depth = DeadPlace.objects.filter(pk__in=[p.pk for p in places]).aggregate(total=Sum("depth"))["total"]
-        self.stdout.write(f"RabbitMQ demo ready on broker {RABBIT_BROKER}; {depth or 0} letters still on the broker")
+        self.stdout.write(f"RabbitMQ demo ready on broker {RABBIT_BROKER}; "
+                          f"{counted(depth or 0, 'letter')} still on the broker")

@@ -11,6 +11,7 @@ from django.core.management.base import CommandError
 
 from console.management.cli import ActorCommand, printable
 from console.models import Job
+from console.wording import counted
 
 
 class Command(ActorCommand):
@@ -47,7 +48,7 @@ class Command(ActorCommand):
         elif job == "analytics":
             from console.pipeline.analytics import run_analytics
 
-            self.stdout.write(f"failure analytics: {run_analytics(options['lake'])} letters")
+            self.stdout.write(f"failure analytics: {counted(run_analytics(options['lake']), 'letter')}")
         elif job == "retention":
             from console.pipeline.retention import run_retention
 
