@@ -16,6 +16,7 @@ from console.access.roles import ACT
 from console.models import DeadPlace, Job
 from console.services.audit import Actor
 from console.services.jobs import JobError
+from console.services.selection import resolve
 
 #: The pages that may offer a kind (:attr:`JobKind.offered_on`).
 SELECTION = "selection"  # the ticked or all matching letters of a place page, and POST /api/jobs/
@@ -199,8 +200,6 @@ class JobKind:
         publish there (console.access.guards; invariant 11)."""
         if self.publishes_to != ORIGIN:
             return []
-        from console.services.selection import resolve
-
         named = (resolve(selection).exclude(origin_queue="").order_by()
                  .values_list("broker_id", "origin_queue", "place__scope").distinct())
         return [Target(broker_id, name, scope) for broker_id, name, scope in sorted(named)]
