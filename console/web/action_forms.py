@@ -156,8 +156,33 @@ class ConfirmForm(forms.Form):
         return typed
 
 
+def pretty_json(text: str) -> str | None:
+    """``text`` laid out for reading and editing (indented) when it is a JSON object or array;
+    None for any other text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return json.dumps(value, indent=2, ensure_ascii=False) if isinstance(value, (dict, list)) else None
+
+
+def shown_for_editing(body: bytes) -> tuple[str, str]:
+    """A body as the edit box shows it, and its encoding: JSON pretty-printed, other UTF-8
+    text as it is, anything else in base64."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return base64.b64encode(body).decode("ascii"), "base64"
+    return pretty_json(text) or text, "text"
+
+
 class EditLetterForm(forms.Form):
-    """A letter's body and headers as edited in the browser, before its copy is replayed."""
+    """A letter's body and headers as edited in the browser, before its copy is replayed.
+
+    ``original`` is the letter's body. The box shows a JSON body pretty-printed; what is sent is
+    the letter's own bytes while the box still holds what it showed, an edit made in that
+    layout compact (the indentation was the box's, not the letter's), and any other text as typed.
+    """
 
     ENCODINGS = [("text", "Text (UTF-8)"), ("base64", "Base64 (binary)")]
 
@@ -172,17 +197,15 @@ class EditLetterForm(forms.Form):
                              error_messages={"required": "A reason is required: it goes into the audit."})
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, original: bytes | None = None, **kwargs) -> None:
         kwargs.setdefault("auto_id", "edit_%s")
         super().__init__(*args, **kwargs)
+        self.original = original
 
     @classmethod
     def initial_for(cls, body: bytes, headers: dict[str, Any]) -> dict[str, str]:
-        """The form's starting values for a letter: text when the body is UTF-8, else base64."""
-        try:
-            text, encoding = body.decode("utf-8"), "text"
-        except UnicodeDecodeError:
-            text, encoding = base64.b64encode(body).decode("ascii"), "base64"
+        """The form's starting values for a letter (shown_for_editing)."""
+        text, encoding = shown_for_editing(body)
         return {"body": text, "body_encoding": encoding,
                 "headers": json.dumps(headers or {}, indent=2, ensure_ascii=False)}
 
@@ -208,8 +231,18 @@ class EditLetterForm(forms.Form):
                 self.add_error("body", "The body is not valid base64.")
         elif cleaned.get("body_encoding") == "text":
             # Browsers send text areas with CRLF line ends; keep the operator's own line ends.
-            cleaned["body_bytes"] = body.replace("\r\n", "\n").encode("utf-8")
+            cleaned["body_bytes"] = self._sent(body.replace("\r\n", "\n"))
         if len(cleaned.get("body_bytes", b"")) > EDITABLE_BODY_BYTES:
             self.add_error("body", f"An edited body may hold at most {EDITABLE_BODY_BYTES // 1024} KiB.")
         return cleaned
+
+    def _sent(self, text: str) -> bytes:
+        """The body a text in the box sends (see the class's docstring)."""
+        if self.original is not None:
+            shown, encoding = shown_for_editing(self.original)
+            if encoding == "text" and text == shown:
+                return self.original
+            if encoding == "text" and shown.encode("utf-8") != self.original and text == pretty_json(text):
+                return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return text.encode("utf-8")
 

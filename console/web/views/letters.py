@@ -80,7 +80,7 @@ def letter_detail(request, letter_id: int):
 def letter_edit(request, letter_id: int):
     """Replay an edited copy of the letter (console.services.edit), then show the replay job."""
     letter = _letter(letter_id)
-    form = EditLetterForm(request.POST)
+    form = EditLetterForm(request.POST, original=letter.body_bytes)
     if form.is_valid():
         data = form.cleaned_data
         try:
