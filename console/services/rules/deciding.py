@@ -37,6 +37,10 @@ class Decision:
     ran_out: bool = False
 
 
+#: The actions that publish a letter again (blocked by quarantine or an open breaker).
+REPLAYING = ("retry", "forward")
+
+
 @dataclass
 class _Lineage:
     rule_id: int | None = None
@@ -61,9 +65,13 @@ def decide(rules: list[Rule], letters: QuerySet[DeadLetter], *, last_takes: set[
     if not ids:
         return []
     lineage = lineage_of(ids)
+    # Whether a letter may be replayed, and when it was captured, matter to the letters of the
+    # rules that replay (at a million held letters, reading them for the 333,716 letters of a
+    # rule that holds took seconds of its dry run).
+    replaying = set().union(*(found for rule, found in matched if rule.action["kind"] in REPLAYING))
     may_replay = rules_may_replay(DeadLetter.objects.filter(pk=OuterRef("pk")))
     captured, replayable = {}, set()
-    for letter_id, captured_at, yes in DeadLetter.objects.filter(id__any=ids).values_list(
+    for letter_id, captured_at, yes in DeadLetter.objects.filter(id__any=replaying).values_list(
             "id", "captured_at", Exists(may_replay)):
         captured[letter_id] = captured_at
         if yes:
