@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from console.brokers import BrokerError
-from console.models import Job
+from console.models import DeadPlace, Job
 from console.notifications.events import notify
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,13 @@ def claim(job_id: int) -> Job | None:
         return job
 
 
+def place_of(job: Job) -> DeadPlace:
+    """The dead place a job acts on, with its broker (DoesNotExist for a job that names none)."""
+    if job.place_id is None:
+        raise DeadPlace.DoesNotExist(f"job {job.pk} names no dead place")
+    return DeadPlace.objects.select_related("broker").get(pk=job.place_id)
+
+
 def advance(job: Job, *, done: int = 0, failed: int = 0, skipped: int = 0, cursor: int | None = None) -> None:
     """Add to the counters (inside the caller's transaction when there is one)."""
     changes = {"done": F("done") + done, "failed": F("failed") + failed,
@@ -93,7 +100,9 @@ def finish(job: Job, status: str, message: str = "", error: str = "") -> None:
 
 
 #: A job's end -> the event that tells of it (a pause only when the job paused itself: its canary).
-_ENDS = {Job.Status.SUCCEEDED: "job.finished", Job.Status.FAILED: "job.failed", Job.Status.PAUSED: "job.paused"}
+_ENDS: dict[str, str] = {
+    Job.Status.SUCCEEDED: "job.finished", Job.Status.FAILED: "job.failed", Job.Status.PAUSED: "job.paused",
+}
 
 
 def _tell(job: Job, status: str) -> None:

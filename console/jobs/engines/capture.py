@@ -18,9 +18,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from console.brokers import CaptureSession
+from console.brokers import Adapter, CaptureSession
 from console.brokers.capture_process import ChildCapture
-from console.jobs.control import advance, checkpoint, with_broker_retry
+from console.jobs.control import advance, checkpoint, place_of, with_broker_retry
 from console.jobs.engines.batch_sizing import BatchSizer
 from console.models import DeadPlace, Job
 from console.services.custody import (
@@ -32,11 +32,12 @@ from console.services.custody import (
     store_prepared,
 )
 from console.services.search_rows import fill_later, written_later
+from console.wording import counted
 
 
 def run_capture(job: Job, limit: int | None = None) -> str:
     """Capture the job's place, at most ``limit`` letters (all it holds without one)."""
-    place = DeadPlace.objects.select_related("broker").get(pk=job.place_id)
+    place = place_of(job)
     with place.broker.adapter() as adapter:
         drained = with_broker_retry(job, lambda: capture_pass(
             adapter, place, job=job, reason=job.reason, limit=_left(job, limit),
@@ -49,14 +50,14 @@ def run_capture(job: Job, limit: int | None = None) -> str:
         depth=info.depth, consumers=info.consumers, oldest_at=info.oldest_at, last_seen_at=timezone.now()
     )
     Job.objects.filter(pk=job.pk).update(total=job.done + job.failed)
-    return f"captured {job.done} letters from {place}"
+    return f"captured {counted(job.done, 'letter')} from {place}"
 
 
 def _left(job: Job, limit: int | None) -> Callable[[], int | None]:
     return lambda: None if limit is None else limit - job.done
 
 
-def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Callable[[], int | None],
+def capture_pass(adapter: Adapter, place: DeadPlace, *, job: Job, reason: str, limit: Callable[[], int | None],
                  stored: Callable[[int], None] = lambda count: None, until: float | None = None,
                  wait_seconds: float = 1.0, in_child: bool = True) -> bool:
     """Capture from one place until it is empty (True), or until ``limit()`` letters are left
@@ -68,9 +69,9 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
 
     While PostgreSQL stores a batch, a second thread takes the next one from the broker (the
     prefetch holds three), made ready for custody by the reader process (or by that thread).
-    The letters' search rows are written after the pass (console.services.search_rows). Each batch is sized by the bodies of the one
-    before it (BatchSizer). A batch is acknowledged only after its own commit, so a stop at any
-    point leaves it on the broker.
+    The letters' search rows are written after the pass (console.services.search_rows). Each
+    batch is sized by the bodies of the one before it (BatchSizer). A batch is acknowledged only
+    after its own commit, so a stop at any point leaves it on the broker.
 
     The broker is read in a child process (``in_child``) unless its adapter lives in this one:
     worth it for a big place, not for a few letters (the keeper's trickles), where starting the
@@ -82,7 +83,7 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
 
     fixed = fixed_columns(place, job)
 
-    def next_ready(session, count: int) -> PreparedBatch:
+    def next_ready(session: CaptureSession, count: int) -> PreparedBatch:
         """The next batch, made ready for custody: by the reader process when there is one."""
         if isinstance(session, ChildCapture):
             batch = PreparedBatch(*session.next_prepared(count, wait_seconds, fixed))
@@ -91,7 +92,7 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
         sizer.saw([row["body_size"] for row in batch.rows])
         return batch
 
-    def take(session, worker, in_hand: int) -> Future | None:
+    def take(session: CaptureSession, worker: ThreadPoolExecutor, in_hand: int) -> Future[PreparedBatch] | None:
         """Start taking the next batch and making it ready, on the worker thread; it is empty
         when the place is. None when the limit or the time is up."""
         left = limit()
@@ -100,11 +101,11 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
             return None
         return worker.submit(next_ready, session, sizer.next_count(left))
 
-    def batch_of(taken: Future | None) -> PreparedBatch | None:
+    def batch_of(taken: Future[PreparedBatch] | None) -> PreparedBatch | None:
         """The batch a take brought, waiting for it; None when the take did not start."""
         return taken.result() if taken is not None else None
 
-    taken: Future | None = None
+    taken: Future[PreparedBatch] | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture-take") as worker, \
             _open_capture(adapter, place, prefetch=3 * batch_size, in_child=in_child, sizer=sizer) as session, \
             written_later():
@@ -122,7 +123,7 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
                 # before this one is acknowledged.
                 following = batch_of(taken)
                 acked = []
-                session.ack(current.items)
+                session.ack(current.items)  # type: ignore[arg-type]  # ack reads each one's token, an Arrival's too
                 acked = result.ids
                 if following is None:  # the limit counted this batch whole: look again
                     taken = take(session, worker, 0)
@@ -136,7 +137,8 @@ def capture_pass(adapter, place: DeadPlace, *, job: Job, reason: str, limit: Cal
             fill_later()
 
 
-def _open_capture(adapter, place: DeadPlace, *, prefetch: int, in_child: bool, sizer: BatchSizer) -> CaptureSession:
+def _open_capture(adapter: Adapter, place: DeadPlace, *, prefetch: int, in_child: bool,
+                  sizer: BatchSizer) -> CaptureSession:
     """The place's capture session, read in a child process unless the broker lives in this
     one (or ``in_child`` is false): decoding the broker's messages then no longer waits for the
     interpreter lock that preparing and storing them holds."""

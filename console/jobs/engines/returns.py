@@ -19,6 +19,7 @@ capture (reason: the watch of this job).
 from __future__ import annotations
 
 import time
+from typing import Any, Protocol
 
 from django.db import transaction
 from django.utils import timezone
@@ -27,6 +28,7 @@ from console.jobs.control import Stop, checkpoint, note
 from console.jobs.engines.capture import capture_pass
 from console.models import DeadPlace, Job
 from console.services import audit
+from console.wording import counted
 
 #: Seconds between two looks at the dead places once the canary has passed.
 WATCH_SECONDS = 5.0
@@ -40,8 +42,28 @@ DEFAULT_THRESHOLD = 5.0
 WATCHER = "system:return-watch"
 
 
+class Pacing(Protocol):
+    """What the engines read of a job's pace (console.jobs.kinds.pace.Pace, which they cannot
+    import: the kinds sit above the engines)."""
+
+    @property
+    def rate_limit(self) -> int | None: ...
+
+    @property
+    def concurrency(self) -> int: ...
+
+    @property
+    def canary_size(self) -> int | None: ...
+
+    @property
+    def canary_wait(self) -> int: ...
+
+    @property
+    def return_threshold(self) -> float | None: ...
+
+
 class ReturnWatch:
-    def __init__(self, job: Job, pace) -> None:
+    def __init__(self, job: Job, pace: Pacing) -> None:
         self.job = job
         self.canary = pace.canary_size or 0
         self.canary_wait = pace.canary_wait
@@ -64,7 +86,7 @@ class ReturnWatch:
         which stops at K letters and then waits for :meth:`judge_canary` (0 until then)."""
         if not self.enabled or self.state["canary_passed"]:
             return wanted
-        handled = self.job.done + self.job.failed - self.state["base_handled"]
+        handled: int = self.job.done + self.job.failed - self.state["base_handled"]
         return max(0, min(wanted, self.canary - handled - in_air))
 
     def saw(self, place_ids: set[int]) -> None:
@@ -82,7 +104,7 @@ class ReturnWatch:
         self._look(time.monotonic() + LOOK_SECONDS)
         replayed, returned = self._counts()
         if replayed >= MIN_SAMPLE and self._too_many(replayed, returned):
-            self._pause(f"{returned} of {replayed} letters replayed since the job "
+            self._pause(f"{returned} of {counted(replayed, 'letter')} replayed since the job "
                         f"{'resumed' if self.job.watch.get('resumed') else 'started'} came back "
                         f"({_percent(returned, replayed)}), above the threshold of {self.threshold:g}%")
 
@@ -90,7 +112,7 @@ class ReturnWatch:
         """The canary is out: watch its places for ``canary_wait_seconds``, then go on or pause."""
         job = self.job
         replayed, _ = self._counts()
-        note(job, f"canary: {replayed} letters replayed; watching for returns for {self.canary_wait}s")
+        note(job, f"canary: {counted(replayed, 'letter')} replayed; watching for returns for {self.canary_wait}s")
         deadline = time.monotonic() + self.canary_wait
         while time.monotonic() < deadline:
             checkpoint(job)
@@ -102,13 +124,13 @@ class ReturnWatch:
                 time.sleep(rest)
         replayed, returned = self._counts()
         if self._too_many(max(replayed, 1), returned):
-            self._pause(f"canary: {returned} of {replayed} letters came back within "
+            self._pause(f"canary: {returned} of {counted(replayed, 'letter')} came back within "
                         f"{self.canary_wait}s ({_percent(returned, replayed)}), above the "
                         f"threshold of {self.threshold:g}%")
         self.state["canary_passed"] = True
         self._save(self.state)
-        note(job, f"canary passed: {returned} of {replayed} letters came back ({_percent(returned, replayed)}, "
-                  f"threshold {self.threshold:g}%); going on")
+        note(job, f"canary passed: {returned} of {counted(replayed, 'letter')} came back "
+                  f"({_percent(returned, replayed)}, threshold {self.threshold:g}%); going on")
 
     def summary(self) -> str:
         if not self.enabled:
@@ -125,7 +147,7 @@ class ReturnWatch:
         return row["done"] - self.state["base_done"], row["returned"] - self.state["base_returned"]
 
     def _too_many(self, replayed: int, returned: int) -> bool:
-        return 100.0 * returned / replayed > self.threshold
+        return self.threshold is not None and 100.0 * returned / replayed > self.threshold
 
     def _look(self, until: float) -> None:
         """Capture the watched places (each for a share of the time) so returns are counted; a
@@ -147,7 +169,7 @@ class ReturnWatch:
         note(self.job, f"paused itself: {why}")
         raise Stop(Job.Status.PAUSED)
 
-    def _save(self, state: dict) -> None:
+    def _save(self, state: dict[str, Any]) -> None:
         Job.objects.filter(pk=self.job.pk).update(watch=state)
         self.job.watch = state
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from django.conf import settings
 
-from console.brokers import BrokerError, adapter_class
+from console.brokers import Adapter, BrokerError, PublishResult, adapter_class
 from console.brokers.publication import Publication, to_outgoing
 from console.brokers.publish_process import ChildPublisher
 from console.jobs.control import with_broker_retry
@@ -25,26 +26,39 @@ from console.models import Broker, Job
 #: (console.brokers.publish_process); below it, starting one costs more than it saves.
 CHILD_FROM = 500
 
+#: What a publish came to: the keys the broker confirmed, and the refused ones with its reason.
+Outcome = tuple[list[Any], dict[Any, str]]
+
+
+class Publisher(Protocol):
+    """How a job publishes to one broker: in this process, or through a publisher process."""
+
+    def start(self, publications: Sequence[Publication], *, window: int) -> Future[list[PublishResult]]: ...
+
+    def publish(self, publications: Sequence[Publication], *, window: int) -> list[PublishResult]: ...
+
+    def close(self) -> None: ...
+
 
 class _InProcess:
     """An adapter publishing in this process (one without a process of its own, or a small
     job), on the Senders' threads."""
 
-    def __init__(self, adapter, pool: ThreadPoolExecutor) -> None:
+    def __init__(self, adapter: Adapter, pool: ThreadPoolExecutor) -> None:
         self.adapter = adapter
         self.pool = pool
 
-    def start(self, publications: Sequence[Publication], *, window: int) -> Future:
+    def start(self, publications: Sequence[Publication], *, window: int) -> Future[list[PublishResult]]:
         return self.pool.submit(self.publish, publications, window=window)
 
-    def publish(self, publications: Sequence[Publication], *, window: int) -> list:
+    def publish(self, publications: Sequence[Publication], *, window: int) -> list[PublishResult]:
         return self.adapter.publish([to_outgoing(p) for p in publications], window=window)
 
     def close(self) -> None:
         self.adapter.close()
 
 
-def _publisher(broker: Broker, job: Job, pool: ThreadPoolExecutor):
+def _publisher(broker: Broker, job: Job, pool: ThreadPoolExecutor) -> Publisher:
     """How the job publishes to ``broker``: through a publisher process (ChildPublisher), whose
     batches are pipelined, or in this process."""
     if adapter_class(broker.kind).in_process or (job.total or 0) < CHILD_FROM:
@@ -54,12 +68,16 @@ def _publisher(broker: Broker, job: Job, pool: ThreadPoolExecutor):
 
 @dataclass
 class _Part:
-    adapter: object
+    adapter: Publisher
     publications: list[Publication]
-    future: Future
+    future: Future[list[PublishResult]]
 
 
-def publish_confirmed(job: Job, adapter, publications: list[Publication]) -> tuple[list, dict]:
+#: What :meth:`Senders.send` hands back for :meth:`Senders.wait`: the parts under way.
+Sending = list[_Part]
+
+
+def publish_confirmed(job: Job, adapter: Publisher, publications: list[Publication]) -> Outcome:
     """Publish with the broker's confirms, waiting out an outage (status ``waiting``).
 
     Returns the keys the broker confirmed, and the refused ones with the broker's reason.
@@ -68,7 +86,7 @@ def publish_confirmed(job: Job, adapter, publications: list[Publication]) -> tup
         job, lambda: adapter.publish(publications, window=settings.DLO_BATCH_SIZE)))
 
 
-def _split_results(results) -> tuple[list, dict]:
+def _split_results(results: Sequence[PublishResult]) -> Outcome:
     confirmed = [result.key for result in results if result.ok]
     refused = {result.key: result.error or "not confirmed by the broker" for result in results if not result.ok}
     return confirmed, refused
@@ -81,7 +99,7 @@ class Senders:
         self.job = job
         self.concurrency = max(1, concurrency)
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"job{job.pk}-publish")
-        self._adapters: dict[tuple[int, int], object] = {}
+        self._adapters: dict[tuple[int, int], Publisher] = {}
 
     def __enter__(self) -> Senders:
         return self
@@ -91,15 +109,15 @@ class Senders:
         for adapter in self._adapters.values():
             adapter.close()
 
-    def _adapter(self, broker_id: int, slot: int):
+    def _adapter(self, broker_id: int, slot: int) -> Publisher:
         key = (broker_id, slot)
         if key not in self._adapters:
             self._adapters[key] = _publisher(Broker.objects.get(pk=broker_id), self.job, self._pool)
         return self._adapters[key]
 
-    def send(self, by_broker: dict[int, list[Publication]]) -> list[_Part]:
+    def send(self, by_broker: dict[int, list[Publication]]) -> Sending:
         """Start publishing; the returned handle is for :meth:`wait`."""
-        parts = []
+        parts: Sending = []
         for broker_id, publications in by_broker.items():
             slices = [publications[slot::self.concurrency] for slot in range(self.concurrency)]
             for slot, part in enumerate(slice_ for slice_ in slices if slice_):
@@ -107,12 +125,12 @@ class Senders:
                 parts.append(_Part(adapter, part, adapter.start(part, window=settings.DLO_BATCH_SIZE)))
         return parts
 
-    def wait(self, sending: list[_Part] | None, *, retry: bool = True) -> tuple[list, dict]:
+    def wait(self, sending: Sending | None, *, retry: bool = True) -> Outcome:
         """The confirmed keys and refused keys (with reasons) of what :meth:`send` started. A part whose broker
         went away is published again from here, waiting out the outage, unless ``retry`` is
         false; a permanent error is raised."""
-        confirmed: list = []
-        refused: dict = {}
+        confirmed: list[Any] = []
+        refused: dict[Any, str] = {}
         for part in sending or []:
             try:
                 ok, not_ok = _split_results(part.future.result())

@@ -18,14 +18,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from console.brokers import Adapter, BrokerError, PlaceRef
-from console.jobs.control import Stop, checkpoint, note, with_broker_retry
+from console.jobs.control import Stop, checkpoint, note, place_of, with_broker_retry
 from console.models import DeadPlace, Job
 from console.services import audit
 
@@ -53,7 +53,7 @@ class Counts:
 
 def run_shovel(job: Job, target: str) -> str:
     """Move everything in the job's place to the queue ``target`` on the broker, and prove it."""
-    place = DeadPlace.objects.select_related("broker").get(pk=job.place_id)
+    place = place_of(job)
     with place.broker.adapter() as adapter:
         run = ShovelRun(job, place, adapter, target)
         if not run.begin():
@@ -89,7 +89,7 @@ class ShovelRun:
     def expected(self) -> int:
         return self.before.source
 
-    def _remember(self, **facts) -> None:
+    def _remember(self, **facts: Any) -> None:
         self.job.selection = {**self.job.selection, **facts}
         Job.objects.filter(pk=self.job.pk).update(selection=self.job.selection, heartbeat_at=timezone.now())
 
