@@ -18,11 +18,11 @@ Actor = User | str
 
 
 class RuleActor(str):
-    user: object
+    user: User | None
     broker_id: int | None
     place_id: int | None
 
-    def __new__(cls, name: str, version: int, *, user, broker_id: int | None = None,
+    def __new__(cls, name: str, version: int, *, user: User | None, broker_id: int | None = None,
                 place_id: int | None = None) -> RuleActor:
         actor = super().__new__(cls, f"rule:{name}@v{version}")
         actor.user, actor.broker_id, actor.place_id = user, broker_id, place_id

@@ -16,12 +16,13 @@ requester's attempt to approve their own job and an approval refused for want of
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from console.access.actors import Actor, RuleActor
 from console.access.guards import guard_reach
 from console.access.roles import has
 from console.access.scope import OutOfScope
@@ -32,7 +33,7 @@ from console.models import DeadPlace, Job
 from console.notifications.events import notify
 from console.refusals import Conflict, Forbidden, require_reason
 from console.services import audit
-from console.services.audit import Actor, actor_name, actor_user
+from console.services.audit import actor_name, actor_user
 from console.wording import counted
 
 #: Who expires jobs in the audit.
@@ -79,7 +80,7 @@ def needs_approval(job: Job) -> str:
             f"{settings.DLO_APPROVAL_WINDOW_SECONDS // 60} minutes, above {threshold}")
 
 
-def approved_when_enabled(job: Job, actor) -> None:
+def approved_when_enabled(job: Job, actor: RuleActor) -> None:
     """A rule's job (console.access.actors.RuleActor) does not wait: the person who enabled the
     rule approved it then, having seen its dry run (what an approver of each job would see,
     job after job), and holding the rights of its action (only an admin enables a discard
@@ -179,7 +180,9 @@ def do_refuse(job: Job, *, actor: Actor, reason: str) -> Job:
     audit.record("job.refused", actor=actor, reason=reason, job=job, place=job.place, count=job.expected,
                  outcome="refused", details={"kind": job.kind, "requested_by": job.actor_name})
     return job
-def expire_unapproved(now=None) -> list[int]:
+
+
+def expire_unapproved(now: datetime | None = None) -> list[int]:
     """Expire the jobs whose approval window has passed; returns their ids."""
     now = now or timezone.now()
     expired = []
@@ -187,8 +190,8 @@ def expire_unapproved(now=None) -> list[int]:
     for job_id in list(due):
         with transaction.atomic():
             job = Job.objects.select_for_update().get(pk=job_id)
-            if job.status != Job.Status.AWAITING_APPROVAL:
-                continue  # decided meanwhile
+            if job.status != Job.Status.AWAITING_APPROVAL or job.expires_at is None:
+                continue  # decided meanwhile (a waiting job always has its expiry)
             job.status = Job.Status.EXPIRED
             job.finished_at = now
             job.add_log("expired: nobody approved it in time")

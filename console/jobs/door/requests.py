@@ -18,11 +18,12 @@ So no path can skip the scope guard, the approval rule or the audit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 
-from console.access.actors import RuleActor
+from console.access.actors import Actor, RuleActor
 from console.access.guards import guard_places, guard_reach
 from console.access.roles import has, role_holding
 from console.access.scope import OutOfScope
@@ -32,7 +33,7 @@ from console.jobs.kinds import kind as kind_named
 from console.models import Job
 from console.refusals import require_reason
 from console.services import audit
-from console.services.audit import Actor, actor_name, actor_user
+from console.services.audit import actor_name, actor_user
 from console.services.jobs import JobError
 
 
@@ -80,7 +81,7 @@ def request_job(kind: str, *, actor: Actor, reason: str, ticket: str = "", run_h
     return job
 
 
-def _guarded(guard, actor: Actor, *args) -> None:
+def _guarded(guard: Callable[..., None], actor: Actor, *args: object) -> None:
     try:
         guard(actor, *args)
     except OutOfScope as exc:

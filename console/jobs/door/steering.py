@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.jobs.control import is_stale
 from console.jobs.door.queueing import enqueue
 from console.jobs.kinds import kind
 from console.models import Job
 from console.services import audit
-from console.services.audit import Actor, actor_name
+from console.services.audit import actor_name
 from console.services.jobs import JobStateError
 
 
