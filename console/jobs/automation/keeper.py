@@ -39,7 +39,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from console.brokers import BrokerError
+from console.brokers import Adapter, BrokerConfig, BrokerError
 from console.jobs.control import Stop, advance, finish, note
 from console.jobs.door.requests import request_job
 from console.jobs.engines.capture import capture_pass
@@ -71,10 +71,14 @@ class Held:
 
     place: DeadPlace
     job: Job | None = None
-    draining: Future | None = None
+    draining: Future[None] | None = None
     stop: threading.Event = field(default_factory=threading.Event)
     next_look: float = 0.0
     failures: int = 0
+
+    def drained(self, _: Future[None]) -> None:
+        """Called back when its drain ends (on the drain's thread): it may be drained again."""
+        self.draining = None
 
 
 class Keeper:
@@ -87,7 +91,7 @@ class Keeper:
         self.held: dict[int, Held] = {}
         self.stopping = threading.Event()
         self._locks: psycopg.Connection | None = None
-        self._adapters: dict[int, tuple] = {}  # broker id -> (its config, its open adapter)
+        self._adapters: dict[int, tuple[BrokerConfig, Adapter]] = {}  # broker id -> (its config, its open adapter)
         self._next_heartbeat = 0.0
 
     # -- the loop ------------------------------------------------------------------------------
@@ -148,8 +152,8 @@ class Keeper:
                 held.job = self._ask_for_job(held.place)
                 if held.job is None:
                     continue
-                row = {"id": held.job.pk, "status": held.job.status, "cancel_requested": False,
-                       "pause_requested": False}
+                row = {"id": held.job.pk, "place_id": place_id, "status": held.job.status,
+                       "cancel_requested": False, "pause_requested": False}
             elif (held.job is None or held.job.pk != row["id"] or held.job.status != row["status"]
                   or row["cancel_requested"] or row["pause_requested"]):
                 held.job = Job.objects.defer("log").get(pk=row["id"])
@@ -196,7 +200,7 @@ class Keeper:
                 if depth != 0:
                     held.stop.clear()
                     held.draining = self.pool.submit(self._drain, held, depth)
-                    held.draining.add_done_callback(lambda _, held=held: setattr(held, "draining", None))
+                    held.draining.add_done_callback(held.drained)
 
     def _depths(self, group: list[Held]) -> Iterable[tuple[Held, int | None]]:
         """How many messages wait in each place of one broker, asked over a connection kept
@@ -213,7 +217,7 @@ class Keeper:
             return []
         return [(held, depths.get(held.place.ref)) for held in group]
 
-    def _adapter(self, broker: Broker):
+    def _adapter(self, broker: Broker) -> Adapter:
         """The broker's adapter for the depth checks, opened once (again after an error or a
         change of its connection settings)."""
         config = broker.config()
@@ -242,6 +246,8 @@ class Keeper:
         little longer for the next batch before it counts the place empty."""
         close_old_connections()
         job, place = held.job, held.place
+        if job is None:  # its job ended while this drain waited for a thread: the next round asks for one
+            return
         stream = depth is None or depth > STREAM_DEPTH
         try:
             with place.broker.adapter() as adapter:
@@ -291,7 +297,7 @@ class Keeper:
 
     def _lock(self, place_id: int) -> bool:
         row = self._connection().execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, place_id]).fetchone()
-        return bool(row[0])
+        return row is not None and bool(row[0])
 
     def _check_locks(self) -> None:
         """The locks live as long as their connection: if it broke, every place is let go

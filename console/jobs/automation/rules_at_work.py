@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -48,7 +49,7 @@ from django.utils import timezone
 
 from console.access.actors import RuleActor
 from console.jobs.door.requests import request_job
-from console.models import DeadLetter, DeadPlace, LetterHandling, Rule
+from console.models import DeadLetter, DeadPlace, Job, LetterHandling, Rule
 from console.notifications.events import notify
 from console.services import audit, rule_inbox
 from console.services.jobs import JobError
@@ -162,8 +163,7 @@ def _act(rule: Rule, what: str, decisions: list[Decision]) -> int:
                                                                    f"v{rule.version}"})
                 else:
                     job = request_job(JOB_KINDS[what], actor=actor, reason=reason, ids=batch, **_pace(rule, what))
-                    _record(mine, lambda d, job=job: {"job": job, "next_at": None,
-                                                      **({"tries": d.tries_done + 1} if what == "retry" else {})})
+                    _record(mine, _handed_to(job, retry=what == "retry"))
         except JobError as exc:
             failures.append(str(exc))
             continue
@@ -200,7 +200,12 @@ def _ran_out(rule: Rule, then: str, decisions: list[Decision]) -> None:
                details={"rule": rule.name, "version": rule.version, "letters": [d.letter_id for d in decisions]})
 
 
-def _record(decisions: list[Decision], fields, *, act: bool = True) -> None:
+def _handed_to(job: Job, *, retry: bool) -> Callable[[Decision], dict[str, Any]]:
+    """What a letter's handling records once a job of its rule takes it (a retry counts a try)."""
+    return lambda d: {"job": job, "next_at": None, **({"tries": d.tries_done + 1} if retry else {})}
+
+
+def _record(decisions: list[Decision], fields: Callable[[Decision], dict[str, Any]], *, act: bool = True) -> None:
     """Write what a rule did (or will do) on each letter's handling, in the caller's transaction;
     a letter's first row takes on its lineage's tries and ran-out rules."""
     ids = [d.letter_id for d in decisions]
