@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import import_module
+from typing import Any
 
 from console.jobs.kinds.base import JobKind, Plan
 from console.services.jobs import JobError
@@ -33,12 +34,13 @@ KINDS = {
 
 
 @cache
-def kind(name: str) -> JobKind:
+def kind(name: str) -> JobKind[Any]:
     """The kind called ``name``; JobError for a kind the console does not know."""
     if name not in KINDS:
         raise JobError(f"unknown kind of job {name!r}; known: {', '.join(KINDS)}")
     module, _, cls = KINDS[name].rpartition(".")
-    return getattr(import_module(module), cls)()
+    found: JobKind[Any] = getattr(import_module(module), cls)()
+    return found
 
 
 def register(name: str, dotted: str) -> None:
@@ -53,7 +55,7 @@ def unregister(name: str) -> None:
     kind.cache_clear()
 
 
-def all_kinds() -> list[JobKind]:
+def all_kinds() -> list[JobKind[Any]]:
     """Every kind, in the registry's order."""
     return [kind(name) for name in KINDS]
 
@@ -63,7 +65,7 @@ def choices() -> list[tuple[str, str]]:
     return [(each.name, each.label) for each in all_kinds()]
 
 
-def offered(page: str, capabilities: dict[str, bool] | None = None) -> list[JobKind]:
+def offered(page: str, capabilities: dict[str, bool] | None = None) -> list[JobKind[Any]]:
     """The kinds ``page`` offers (console.jobs.kinds.base.SELECTION, ...), for a place whose
     adapter has ``capabilities``; every kind the page may offer anywhere when None."""
     return [each for each in all_kinds()

@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any, ClassVar
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
+from console.access.actors import Actor
 from console.brokers.publication import Publication
 from console.jobs.control import Throttle, advance, checkpoint, note
 from console.jobs.engines.senders import Senders
@@ -37,6 +38,10 @@ from console.services.jobs import JobError
 from console.wording import counted
 
 CRITERIA = ("origin", "exception", "fingerprint")
+
+#: An archived letter as Spark reads it from the lake (a pyspark Row: id, broker_id, place,
+#: day, origin_queue, place_scope, body, headers, properties).
+Row = Any
 
 
 @dataclass(frozen=True)
@@ -59,9 +64,9 @@ def _day(value: str | None, name: str) -> str | None:
         raise JobError(f"{name} must be a day, YYYY-MM-DD; got {value!r}") from None
 
 
-class ArchiveReplay(JobKind):
+class ArchiveReplay(JobKind[ArchiveParams]):
     name = "archive_replay"
-    params: ClassVar[type[ArchiveParams]] = ArchiveParams
+    params = ArchiveParams
     publishes_to = ORIGIN  # each letter to the origin the lake kept for it
     resolves = ("confirmed", LetterState.REPLAYED)
 
@@ -76,7 +81,7 @@ class ArchiveReplay(JobKind):
         if params.rate_limit is not None and params.rate_limit < 1:
             raise JobError("rate_limit must be at least 1 letter per second")
 
-    def check_outside(self, params: ArchiveParams, given) -> dict[str, Any]:
+    def check_outside(self, params: ArchiveParams, given: dict[str, Any]) -> dict[str, Any]:
         """The frozen selection and the letters it names per place, counted by Spark before the
         request's transaction opens (a Spark job takes seconds)."""
         from console.pipeline.archive import watermark
@@ -90,7 +95,7 @@ class ArchiveReplay(JobKind):
             raise JobError("since must not be after until")
         if not any(selection.get(key) for key in ("since", "until", *CRITERIA)):
             raise JobError("choose days, an origin, an exception or a group: not the whole archive at once")
-        selection["max_id"] = watermark(params.lake, LETTERS)
+        selection["max_id"] = watermark(params.lake or "", LETTERS)  # parse made it the lake's URL
         if not selection["max_id"]:
             raise JobError(f"nothing has been archived to {params.lake} yet")
         counts, selection["origins"] = per_place_and_origins(get_spark(), selection)
@@ -98,7 +103,7 @@ class ArchiveReplay(JobKind):
             raise JobError("no archived letters match this selection")
         return {"selection": selection, "per_place": counts}
 
-    def plan(self, params, given, *, actor, checked: dict[str, Any]) -> Plan:
+    def plan(self, params: ArchiveParams, given: dict[str, Any], *, actor: Actor, checked: dict[str, Any]) -> Plan:
         return Plan(per_place=checked["per_place"], selection=checked["selection"],
                     details={"selection": checked["selection"]})
 
@@ -124,14 +129,14 @@ class ArchiveReplay(JobKind):
         return f"{counted(job.done, 'archived letter')} replayed, {job.failed} not confirmed, {job.skipped} skipped"
 
 
-def _replay_batch(job: Job, batch: list, senders: Senders, *, cursor: int) -> None:
+def _replay_batch(job: Job, batch: list[Row], senders: Senders, *, cursor: int) -> None:
     in_custody = set(DeadLetter.objects.filter(id__in=[row.id for row in batch],
                                                state__in=(LetterState.HELD, LetterState.REPLAYING))
                      .values_list("id", flat=True))
     sendable = [row for row in batch if row.id not in in_custody and row.body is not None]
     skipped = len(batch) - len(sendable)
     refused: dict[int, str] = {}
-    by_broker: dict[int, list] = defaultdict(list)
+    by_broker: dict[int, list[Publication]] = defaultdict(list)
     known = set(Broker.objects.filter(pk__in={row.broker_id for row in sendable}).values_list("pk", flat=True))
     for row in sendable:
         if not row.origin_queue:
@@ -151,12 +156,12 @@ def _replay_batch(job: Job, batch: list, senders: Senders, *, cursor: int) -> No
             refused, skipped=skipped, cursor=cursor)
 
 
-def _record(job: Job, confirmed: list, refused_rows: list, errors: dict[int, str], *, skipped: int,
+def _record(job: Job, confirmed: list[Row], refused_rows: list[Row], errors: dict[int, str], *, skipped: int,
             cursor: int) -> None:
     """One audit row per dead place and outcome, with the job's counters, in one transaction."""
     with transaction.atomic():
         for outcome, rows in (("confirmed", confirmed), ("refused", refused_rows)):
-            by_place: dict[tuple, list] = defaultdict(list)
+            by_place: dict[tuple[int, int, str], list[Row]] = defaultdict(list)
             for row in rows:
                 by_place[(row.broker_id, row.place, str(row.day))].append(row)
             for (broker_id, place_id, day), letters in by_place.items():

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
+from console.access.actors import Actor
 from console.access.roles import ACT
 from console.models import DeadPlace, Job
-from console.services.audit import Actor
 from console.services.jobs import JobError
 from console.services.selection import resolve
 
@@ -79,8 +79,8 @@ class Plan:
     @property
     def total(self) -> int | None:
         """Letters asked for in all, None when any place's count is unknown."""
-        counts = list(self.per_place.values())
-        return None if any(count is None for count in counts) else sum(counts)
+        counts = [count for count in self.per_place.values() if count is not None]
+        return None if len(counts) < len(self.per_place) else sum(counts)
 
     @property
     def place(self) -> DeadPlace | None:
@@ -90,11 +90,12 @@ class Plan:
         return DeadPlace.objects.select_related("broker").filter(pk=next(iter(self.per_place))).first()
 
 
+@dataclass(frozen=True)
 class Params:
     """Base of a kind's typed parameters: a frozen dataclass, kept as JSON on the job."""
 
     @classmethod
-    def of(cls, job: Job):
+    def of(cls, job: Job) -> Self:
         """The parameters of a job of this kind, as they were validated when it was asked for."""
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{key: value for key, value in (job.params or {}).items() if key in names})
@@ -110,9 +111,13 @@ class NoParams(Params):
     pass
 
 
-class JobKind:
-    """One kind of job. Subclasses set the class attributes and implement :meth:`parse`,
-    :meth:`plan` and :meth:`run`."""
+#: A kind's parameters (:attr:`JobKind.params`).
+P = TypeVar("P", bound=Params)
+
+
+class JobKind(Generic[P]):
+    """One kind of job, taking parameters of type ``P``. Subclasses set the class attributes
+    and implement :meth:`plan` and :meth:`run`."""
 
     name: ClassVar[str]
     #: What pages and the API call a job of it (Job.kind's label).
@@ -142,7 +147,8 @@ class JobKind:
     always_approved: ClassVar[bool] = False
     #: It may be paused between batches (a shovel is one call to the broker).
     can_pause: ClassVar[bool] = True
-    params: ClassVar[type[Params]] = NoParams
+    #: The class of its parameters: NoParams, unless a kind takes some.
+    params: type[P] = NoParams  # type: ignore[assignment]  # P is NoParams for a kind that sets none
     #: Run by the Celery worker (console.jobs.door.runner); a keep job runs in the keeper instead.
     in_worker: ClassVar[bool] = True
     #: What a request names besides parameters: which letters or place (read by :meth:`plan`).
@@ -164,7 +170,7 @@ class JobKind:
         """Whether ``page`` offers it for a place whose adapter has ``capabilities``."""
         return page in self.offered_on and (not self.needs or bool(capabilities.get(self.needs)))
 
-    def parse(self, given: dict[str, Any]) -> Params:
+    def parse(self, given: dict[str, Any]) -> P:
         """Typed, validated parameters from what was asked (JobError saying what is wrong).
         ``given`` holds the request's keywords other than actor, reason and ticket; None and ""
         stand for "not given"."""
@@ -177,14 +183,14 @@ class JobKind:
         self.validate(params)
         return params
 
-    def validate(self, params: Params) -> None:
+    def validate(self, params: P) -> None:
         """JobError when the parameters do not go together (nothing to check by default)."""
 
-    def check_outside(self, params: Params, given: dict[str, Any]) -> Any:
+    def check_outside(self, params: P, given: dict[str, Any]) -> Any:
         """Checks that talk to a broker, before the request's transaction opens (none by default)."""
         return None
 
-    def plan(self, params: Params, given: dict[str, Any], *, actor: Actor, checked: Any) -> Plan:
+    def plan(self, params: P, given: dict[str, Any], *, actor: Actor, checked: Any) -> Plan:
         raise NotImplementedError
 
     def requested(self, job: Job, plan: Plan, *, actor: Actor) -> None:

@@ -5,25 +5,26 @@ replayed to its origin; the letter itself is kept as it was and marked failed
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from console.access.actors import Actor
 from console.jobs.engines.publish import Publishing, run_publish
-from console.jobs.kinds.base import ORIGIN, JobKind, Plan
+from console.jobs.kinds.base import ORIGIN, JobKind, NoParams, Plan
 from console.jobs.kinds.pace import Pace
-from console.models import DeadLetter
+from console.models import DeadLetter, Job
 from console.services.edit import make_edited_copy, record_edit
 from console.services.jobs import JobError
 from console.services.selection import freeze
 
 
-class EditReplay(JobKind):
+class EditReplay(JobKind[NoParams]):
     name = "edit_replay"
     label = "Edit and replay"
     inputs: ClassVar[frozenset[str]] = frozenset({"letter", "body", "headers"})
     publishes_to = ORIGIN
     audited_as = "replay"  # its copy is replayed like any letter
 
-    def plan(self, params, given, *, actor, checked) -> Plan:
+    def plan(self, params: NoParams, given: dict[str, Any], *, actor: Actor, checked: Any) -> Plan:
         letter, body, headers = given.get("letter"), given.get("body"), given.get("headers")
         if not isinstance(letter, DeadLetter) or not isinstance(body, bytes):
             raise JobError("an edit and replay needs a letter and its edited body")
@@ -32,12 +33,12 @@ class EditReplay(JobKind):
         return Plan(per_place={original.place_id: 1}, selection=freeze(ids=[copy.pk]),
                     made=(original, copy, before))
 
-    def requested(self, job, plan: Plan, *, actor) -> None:
+    def requested(self, job: Job, plan: Plan, *, actor: Actor) -> None:
         original, copy, before = plan.made
         record_edit(job, original, copy, before_body=before, actor=actor)
         # The edited letter's page names the job that replays its copy as its last job.
         original.last_job = job
         original.save(update_fields=["last_job"])
 
-    def run(self, job) -> str:
+    def run(self, job: Job) -> str:
         return run_publish(job, Pace(), Publishing(self.audited_as))

@@ -10,25 +10,28 @@ the decision. Pausing it stops draining for a while; cancelling it turns keeping
 
 from __future__ import annotations
 
-from console.jobs.kinds.base import Plan
+from typing import Any
+
+from console.access.actors import Actor
+from console.jobs.kinds.base import NoParams, Plan
 from console.jobs.kinds.places import PlaceKind
-from console.services.audit import Actor
+from console.models import Job
 from console.services.keeping import do_keep
 
 
-class Keep(PlaceKind):
+class Keep(PlaceKind[NoParams]):
     name = "keep"
     label = "Keep in custody"
     exclusive_with = ("keep",)
     in_worker = False
 
-    def plan(self, params, given, *, actor, checked) -> Plan:
+    def plan(self, params: NoParams, given: dict[str, Any], *, actor: Actor, checked: Any) -> Plan:
         place = self.place(given)
         self.refuse_if_busy(place)
         return Plan(per_place={place.pk: 0})
 
-    def cancelled(self, job, *, actor: Actor, reason: str) -> None:
+    def cancelled(self, job: Job, *, actor: Actor, reason: str) -> None:
         """A keep job cancelled by a person turns keeping its place off (else the keeper would
         take the place up again at once)."""
-        if job.place_id is not None:
+        if job.place is not None:
             do_keep(job.place, False, actor=actor, reason=reason or f"job {job.pk} cancelled")

@@ -9,15 +9,15 @@ from typing import Any, ClassVar
 from django.db.models import Count
 
 from console.access.actors import Actor
-from console.jobs.kinds.base import JobKind, Plan
+from console.jobs.kinds.base import JobKind, P, Plan
 from console.services.jobs import JobError, checked_frozen
 from console.services.selection import SelectionError, freeze, resolve
 
 
-class LettersKind(JobKind):
+class LettersKind(JobKind[P]):
     inputs: ClassVar[frozenset[str]] = frozenset({"ids", "filter", "selection"})
 
-    def plan(self, params, given: dict[str, Any], *, actor: Actor, checked: Any) -> Plan:
+    def plan(self, params: P, given: dict[str, Any], *, actor: Actor, checked: Any) -> Plan:
         ids, filter_, selection = given.get("ids"), given.get("filter"), given.get("selection")
         try:
             if selection is not None:

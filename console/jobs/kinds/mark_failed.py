@@ -3,18 +3,20 @@ and never replayed (console.jobs.engines.local)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from console.jobs.engines.local import run_local
-from console.jobs.kinds.base import LETTER, SELECTION
+from console.jobs.kinds.base import LETTER, SELECTION, NoParams
 from console.jobs.kinds.letters import LettersKind
-from console.models import LetterState
+from console.models import Job, LetterState
 
 
-class MarkFailed(LettersKind):
+class MarkFailed(LettersKind[NoParams]):
     name = "mark_failed"
     action_label = "Mark failed"
     offered_on = frozenset({SELECTION, LETTER})  # a quarantined letter's page offers it for that letter
     resolves = ("failed", LetterState.FAILED)
-    transition = ((LetterState.HELD,), LetterState.FAILED, {})
+    transition: tuple[tuple[str, ...], str, dict[str, Any]] = ((LetterState.HELD,), LetterState.FAILED, {})
 
-    def run(self, job) -> str:
+    def run(self, job: Job) -> str:
         return run_local(job, *self.transition)

@@ -5,22 +5,24 @@ must come from one broker."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Iterable
+from typing import Any
 
+from console.access.actors import Actor
 from console.jobs.engines.publish import Publishing, run_publish
-from console.jobs.kinds.base import SELECTION, TARGET, Target
+from console.jobs.kinds.base import SELECTION, TARGET, Plan, Target
 from console.jobs.kinds.letters import LettersKind
 from console.jobs.kinds.pace import PACE_ASKS, TARGET_QUEUE, MoveParams
 from console.models import DeadPlace, Job, LetterState
 from console.services.jobs import JobError
 
 
-class Move(LettersKind):
+class Move(LettersKind[MoveParams]):
     name = "move"
     action_label = "Move to queue"
     offered_on = frozenset({SELECTION})
     needs = "move"
-    params: ClassVar[type[MoveParams]] = MoveParams
+    params = MoveParams
     asks = (TARGET_QUEUE, *PACE_ASKS)
     publishes_to = TARGET
     resolves = ("confirmed", LetterState.REPLAYED)
@@ -34,7 +36,7 @@ class Move(LettersKind):
             raise JobError("a move needs a target queue")
         params.check()
 
-    def plan(self, params: MoveParams, given, *, actor, checked):
+    def plan(self, params: MoveParams, given: dict[str, Any], *, actor: Actor, checked: Any) -> Plan:
         plan = super().plan(params, given, actor=actor, checked=checked)
         plan.targets = _targets(plan.per_place, params.target)
         if len({target.broker_id for target in plan.targets}) > 1:
@@ -44,12 +46,12 @@ class Move(LettersKind):
     def targets(self, job: Job) -> list[Target]:
         return _targets(job.per_place, MoveParams.of(job).target)
 
-    def run(self, job) -> str:
+    def run(self, job: Job) -> str:
         params = MoveParams.of(job)
         return run_publish(job, params, Publishing(self.audited_as, params.target))
 
 
-def _targets(place_ids, name: str) -> list[Target]:
+def _targets(place_ids: Iterable[int | str], name: str) -> list[Target]:
     """The target queue in the broker and scope (vhost) of each place the letters come from."""
     places = DeadPlace.objects.filter(pk__in=[int(pk) for pk in place_ids])
     return [Target(broker_id, name, scope)

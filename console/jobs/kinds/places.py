@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from console.jobs.kinds.base import JobKind
+from console.jobs.kinds.base import JobKind, P
 from console.models import DeadPlace, Job
 from console.services.jobs import JobError
 
 
-class PlaceKind(JobKind):
+class PlaceKind(JobKind[P]):
     inputs: ClassVar[frozenset[str]] = frozenset({"place"})
     facts_template = ""  # its job page shows the place, as every job's page does
     #: Kinds whose unfinished jobs on the same place refuse a new one of this kind.
     exclusive_with: ClassVar[tuple[str, ...]] = ()
 
-    def place(self, given) -> DeadPlace:
+    def place(self, given: dict[str, Any]) -> DeadPlace:
         place = given.get("place")
         if not isinstance(place, DeadPlace):
             raise JobError(f"a {self.name} job needs a dead place")

@@ -3,20 +3,18 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from console.jobs.engines.publish import Publishing, run_publish
 from console.jobs.kinds.base import ORIGIN, SELECTION
 from console.jobs.kinds.letters import LettersKind
 from console.jobs.kinds.pace import PACE_ASKS, Pace
-from console.models import LetterState
+from console.models import Job, LetterState
 
 
-class Replay(LettersKind):
+class Replay(LettersKind[Pace]):
     name = "replay"
     action_label = "Replay to origin"
     offered_on = frozenset({SELECTION})
-    params: ClassVar[type[Pace]] = Pace
+    params = Pace
     asks = PACE_ASKS
     publishes_to = ORIGIN
     resolves = ("confirmed", LetterState.REPLAYED)
@@ -24,5 +22,5 @@ class Replay(LettersKind):
     def validate(self, params: Pace) -> None:
         params.check()
 
-    def run(self, job) -> str:
+    def run(self, job: Job) -> str:
         return run_publish(job, Pace.of(job), Publishing(self.audited_as))

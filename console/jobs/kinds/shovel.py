@@ -11,8 +11,9 @@ act on (console.access.guards)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
+from console.access.actors import Actor
 from console.brokers import BrokerError, PlaceInfo, PlaceRef, adapter_class
 from console.jobs.engines.shovel import run_shovel
 from console.jobs.kinds.base import PLACE, TARGET, Ask, Params, Plan, Target
@@ -26,9 +27,9 @@ class ShovelParams(Params):
     target: str = ""
 
 
-class Shovel(PlaceKind):
+class Shovel(PlaceKind[ShovelParams]):
     name = "shovel"
-    params: ClassVar[type[ShovelParams]] = ShovelParams
+    params = ShovelParams
     exclusive_with = ("capture", "shovel")
     can_pause = False  # the broker moves the whole place in one go: it can be stopped, not paused
     offered_on = frozenset({PLACE})
@@ -47,7 +48,7 @@ class Shovel(PlaceKind):
         if not params.target:
             raise JobError("a move of the whole queue needs a target queue")
 
-    def check_outside(self, params: ShovelParams, given) -> PlaceInfo:
+    def check_outside(self, params: ShovelParams, given: dict[str, Any]) -> PlaceInfo:
         place = self.place(given)
         if params.target == place.name:
             raise JobError(f"the target is {place.name} itself: choose another queue")
@@ -60,7 +61,7 @@ class Shovel(PlaceKind):
             raise JobError(f"{place} is empty on the broker: there is nothing to move")
         return source
 
-    def plan(self, params: ShovelParams, given, *, actor, checked: PlaceInfo) -> Plan:
+    def plan(self, params: ShovelParams, given: dict[str, Any], *, actor: Actor, checked: PlaceInfo) -> Plan:
         place = self.place(given)
         self.refuse_if_busy(place)
         return Plan(per_place={place.pk: checked.depth},
@@ -71,7 +72,7 @@ class Shovel(PlaceKind):
         place = job.place
         return [] if place is None else [Target(place.broker_id, ShovelParams.of(job).target, place.scope)]
 
-    def run(self, job) -> str:
+    def run(self, job: Job) -> str:
         return run_shovel(job, ShovelParams.of(job).target)
 
 
