@@ -19,7 +19,6 @@ from console.web.charts import Chart, Series, line_chart
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
 from console.web.paging import page_after, page_key
 
-
 CAPABILITY_LABELS = {
     "peek": "Browse without changing messages",
     "move": "Move to a chosen queue",
@@ -110,6 +109,6 @@ def place_letters(request, place_id: int):
         "charts": trend_charts(place),
         # The whole-queue move is offered only where the broker can do it by itself.
         "shovel_form": ShovelForm() if adapter_class(place.broker.kind).can_move_server_side else None,
-        "keep_job": visible(request.user, Job.objects.filter(kind=Job.Kind.KEEP, place=place)).order_by("-id").first(),
+        "keep_job": visible(request.user, Job.objects.filter(kind="keep", place=place)).order_by("-id").first(),
     }
     return render(request, "web/place.html", context)
