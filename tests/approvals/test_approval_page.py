@@ -51,7 +51,7 @@ def test_the_requester_gets_no_buttons_and_a_forged_approval_is_refused_and_audi
     assert "you asked for it" in client.get(reverse("approvals")).content.decode()
 
     answer = client.post(reverse("job-approve", args=[waiting.pk]), {"reason": "mine"}, follow=True)
-    assert "another operator or admin must approve it" in answer.content.decode()
+    assert "another admin must approve it" in answer.content.decode()
     waiting.refresh_from_db()
     assert waiting.status == "awaiting_approval" and queued_jobs == []
     assert AuditEvent.objects.filter(job_id=waiting.pk, action="job.self_approval_refused", actor_name="ada").exists()

@@ -33,7 +33,7 @@ def test_a_one_letter_purge_waits_then_runs_once_another_person_approves(
 
     own = ada.post(f"/api/jobs/{job_id}/approve/", {"reason": "looks right"}, format="json")
     assert own.status_code == 403
-    assert "another operator or admin must approve it" in own.json()["detail"]
+    assert "another admin must approve it" in own.json()["detail"]
     assert Job.objects.get(pk=job_id).status == "awaiting_approval"
 
     with django_capture_on_commit_callbacks(execute=True):

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from console.access.actors import Actor, RuleActor
 from console.access.guards import guard_reach
-from console.access.roles import has
+from console.access.roles import ROLES, has
 from console.access.scope import OutOfScope
 from console.access.topology import Topology
 from console.jobs.door.queueing import enqueue
@@ -116,6 +116,13 @@ def is_requester(job: Job, actor: Actor) -> bool:
     return actor_name(actor) == job.actor_name
 
 
+def approving_roles(job: Job) -> str:
+    """The roles that may approve the job, as people read them ("admin", "operator or admin"):
+    those holding the job's own permission. Names no one, so any reader of the job may see it."""
+    permission = kind(job.kind).permission
+    return " or ".join(role for role, codenames in ROLES.items() if permission in codenames)
+
+
 def may_approve(job: Job, actor: Actor, *, topology: Topology | None = None) -> str:
     """Why ``actor`` may not approve the job; "" when they may: they need the job's own
     permission and its places and targets in their scope."""
@@ -145,7 +152,7 @@ def do_approve(job: Job, *, actor: Actor, reason: str = "") -> Job:
             audit.record("job.self_approval_refused", actor=actor, reason=reason, job=job, place=job.place,
                          count=job.expected, outcome="refused", details={"kind": job.kind})
             refusal: ApprovalError = SelfApprovalError(
-                f"you asked for job {job.pk}: another operator or admin must approve it")
+                f"you asked for job {job.pk}: another {approving_roles(job)} must approve it")
         elif why := may_approve(job, actor):
             audit.record("job.approval_refused", actor=actor, reason=reason, job=job, place=job.place,
                          count=job.expected, outcome="refused", details={"kind": job.kind, "why": why})

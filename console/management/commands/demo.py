@@ -28,7 +28,8 @@ from console.wording import counted
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "dead-letters-demo"
-# Purges and large jobs need a second person's approval: this one can give it.
+# Purges and large jobs need a second person's approval: this one can give it for every job the
+# demo user may ask for. An admin, since only an admin approves a purge (console.jobs.door.approvals).
 REVIEWER_USERNAME = "demo-reviewer"
 RABBIT_BROKER = "local-rabbit"
 
@@ -43,7 +44,7 @@ def quiet(*names: str):
     try:
         yield
     finally:
-        for logger, level in zip(loggers, levels):
+        for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
 
 
@@ -72,11 +73,12 @@ class Command(ActorCommand):
         held = DeadLetter.objects.filter(place__name__in=DEAD_LETTER_QUEUES).count()
         self.stdout.write(f"demo letters in custody: {held}")
         self.stdout.write(f"sign in as {user.username} / {DEMO_PASSWORD}   (API token: {token.key})")
-        self.stdout.write(f"a second person for approvals: {REVIEWER_USERNAME} / {DEMO_PASSWORD}")
+        self.stdout.write(f"a second person, who approves what {user.username} asks for (purges included): "
+                          f"{REVIEWER_USERNAME} / {DEMO_PASSWORD}")
 
     def _user(self):
         user = self._account(DEMO_USERNAME, "admin")
-        self._account(REVIEWER_USERNAME, "operator")
+        self._account(REVIEWER_USERNAME, "admin")
         token, _ = Token.objects.get_or_create(user=user)
         return user, token
 
@@ -119,7 +121,8 @@ class Command(ActorCommand):
             if not place.depth:
                 continue
             try:
-                job = request_job("capture", place=place, actor=actor, reason="demo: take the demo letters into custody")
+                job = request_job("capture", place=place, actor=actor,
+                                  reason="demo: take the demo letters into custody")
             except JobError as exc:
                 self.stderr.write(f"{printable(place)}: {exc}")
                 continue

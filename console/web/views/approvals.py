@@ -16,7 +16,7 @@ from console.access.redaction_policy import for_user, mask_envelopes, mask_jobs,
 from console.access.scope import visible
 from console.access.topology import Topology
 from console.brokers.values import PREVIEW_CHARS, body_preview
-from console.jobs.door.approvals import ApprovalError, do_approve, do_refuse, is_requester, may_approve
+from console.jobs.door.approvals import ApprovalError, approving_roles, do_approve, do_refuse, is_requester, may_approve
 from console.models import DeadLetter, Job
 from console.services.jobs import JobError, preview_frozen
 from console.web.job_actions import act_on_job
@@ -29,7 +29,8 @@ def approval_context(request, job: Job) -> dict:
     if not job.is_awaiting_approval:
         return {}
     why_not = _why_not(job, request.user)
-    context = {"may_decide": not why_not, "why_not": why_not, "approval_preview": None}
+    context = {"may_decide": not why_not, "why_not": why_not, "approvers": approving_roles(job),
+               "approval_preview": None}
     try:
         summary = preview_frozen(job.selection, reader=request.user, sample=SAMPLE_SIZE)
     except JobError:
@@ -62,7 +63,7 @@ def approval_list(request):
 def _why_not(job: Job, user, topology: Topology | None = None) -> str:
     """Why ``user`` may not decide on the waiting job; "" when they may."""
     if is_requester(job, user):
-        return "You asked for this job: another operator or admin must approve it. You can cancel it below."
+        return f"You asked for this job: another {approving_roles(job)} must approve it. You can cancel it below."
     why = may_approve(job, user, topology=topology)
     return f"You may not approve this job: {why}." if why else ""
 
