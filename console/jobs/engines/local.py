@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -11,10 +12,11 @@ from console.jobs.control import advance, checkpoint
 from console.models import DeadLetter, DeadPlace, Job
 from console.services import audit
 from console.services.selection import resolve
+from console.wording import counted
 
 CHUNK = 2000
 
-def run_local(job: Job, from_states: tuple[str, ...], to_state: str, extra: dict) -> str:
+def run_local(job: Job, from_states: tuple[str, ...], to_state: str, extra: dict[str, Any]) -> str:
     """Move the job's letters that are in ``from_states`` to ``to_state`` (changing ``extra``
     fields too), a chunk per transaction with one audit row per place."""
     letters = resolve(job.selection).order_by("id")
@@ -38,4 +40,4 @@ def run_local(job: Job, from_states: tuple[str, ...], to_state: str, extra: dict
                 audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket,
                              job=job, place=places[place_id], letter_ids=place_ids, outcome=to_state)
             advance(job, done=len(ids), skipped=len(chunk) - len(ids), cursor=chunk[-1][0])
-    return f"{job.kind}: {job.done} letters {to_state}, {job.skipped} skipped (not in a state it applies to)"
+    return f"{job.kind}: {counted(job.done, 'letter')} {to_state}, {job.skipped} skipped (not in a state it applies to)"

@@ -21,24 +21,31 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from django.conf import settings
 from django.db import connection, connections, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from console.brokers.publication import Publication
 from console.jobs.control import Throttle, advance, checkpoint
-from console.jobs.engines.returns import ReturnWatch
-from console.jobs.engines.senders import Senders
+from console.jobs.engines.returns import Pacing, ReturnWatch
+from console.jobs.engines.senders import Outcome, Senders, Sending
 from console.models import DeadLetter, DeadPlace, Job, LetterState
 from console.services import audit
 from console.services.custody import replay_id
 from console.services.selection import resolve
+from console.wording import counted
 
 MAX_BATCH_BYTES = 64 * 1024 * 1024
+
+#: A letter as a take reads it first: id, body size, state, last job.
+_Row = tuple[int, int, str, int | None]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,10 +82,10 @@ class Flight:
     skipped: int
     cursor: int
     refused: dict[int, str] = field(default_factory=dict)  # refused before anything was sent
-    sending: object = None  # the Senders' handle while the broker has it
+    sending: Sending | None = None  # the Senders' handle while the broker has it
 
 
-def run_publish(job: Job, pace, to: Publishing) -> str:
+def run_publish(job: Job, pace: Pacing, to: Publishing) -> str:
     """Publish the job's letters at its ``pace`` (console.jobs.kinds.pace) where ``to`` says."""
     throttle = Throttle(pace.rate_limit)
     watch = ReturnWatch(job, pace)
@@ -120,7 +127,7 @@ def run_publish(job: Job, pace, to: Publishing) -> str:
             _land_after_stop(job, to, [marked, taker.abandon()], [flying, sent], senders, places)
             raise
     verb = f"moved to {to.target}" if to.target else "replayed"
-    return f"{job.done} letters {verb}, {job.failed} not confirmed, {job.skipped} skipped{watch.summary()}"
+    return f"{counted(job.done, 'letter')} {verb}, {job.failed} not confirmed, {job.skipped} skipped{watch.summary()}"
 
 
 class Taker:
@@ -136,7 +143,7 @@ class Taker:
         self.source = resolve(job.selection).order_by("id")
         self.cursor = job.cursor
         self.exhausted = False  # a take found nothing after the cursor
-        self._taking: Future | None = None
+        self._taking: Future[Flight | None] | None = None
         self._thread = None if connection.in_atomic_block else ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"job{job.pk}-take")
 
@@ -159,7 +166,7 @@ class Taker:
         taking, self._taking = self._taking, None
         if taking is None:
             return None
-        flight = taking.result()
+        flight: Flight | None = taking.result()
         if flight is None:
             self.exhausted = True
         else:
@@ -173,10 +180,10 @@ class Taker:
         except Exception:
             return None  # its transaction rolled back: nothing was marked
 
-    def _run(self, function, *args) -> Future:
+    def _run(self, function: Callable[..., T], *args: Any) -> Future[T]:
         if self._thread is not None:
             return self._thread.submit(function, *args)
-        done: Future = Future()
+        done: Future[T] = Future()
         try:
             done.set_result(function(*args))
         except BaseException as exc:
@@ -188,12 +195,12 @@ def landing_places(flight: Flight) -> set[int]:
     return {letter.place_id for letter in flight.letters}
 
 
-def _take(job: Job, source, cursor: int, room: int) -> Flight | None:
+def _take(job: Job, source: QuerySet[DeadLetter], cursor: int, room: int) -> Flight | None:
     """The next batch after ``cursor``, its eligible letters marked ``replaying``; None at the end."""
-    rows = list(source.filter(id__gt=cursor).values_list("id", "body_size", "state", "last_job_id")[:room])
-    if not rows:
+    taken = list(source.filter(id__gt=cursor).values_list("id", "body_size", "state", "last_job_id")[:room])
+    if not taken:
         return None
-    rows = _within_bytes(rows)
+    rows = _within_bytes(taken)
     eligible = [
         letter_id for letter_id, _, state, last_job in rows
         if state == LetterState.HELD or (state == LetterState.REPLAYING and last_job == job.pk)
@@ -202,7 +209,7 @@ def _take(job: Job, source, cursor: int, room: int) -> Flight | None:
     return Flight(letters=letters, skipped=len(rows) - len(letters), cursor=rows[-1][0])
 
 
-def _within_bytes(rows: list[tuple]) -> list[tuple]:
+def _within_bytes(rows: Sequence[_Row]) -> Sequence[_Row]:
     """Keep a batch's bodies under MAX_BATCH_BYTES (always at least one letter)."""
     total = 0
     for index, row in enumerate(rows):
@@ -234,7 +241,7 @@ _RECORD_SQL = f"""
 """
 
 
-def array_text(values: list) -> str:
+def array_text(values: list[Any]) -> str:
     """A list of ids (or replay ids, hex) as PostgreSQL's array literal: one parameter that
     PostgreSQL parses, not a thousand that the driver and the planner handle one by one."""
     return "{" + ",".join(map(str, values)) + "}"
@@ -253,7 +260,7 @@ def _mark_replaying(job: Job, ids: list[int]) -> list[Flying]:
                           bytes(row[7] or b"")) for row in rows), key=lambda letter: letter.id)
 
 
-def _text(value) -> str:
+def _text(value: Any) -> str:
     """A JSON column as text (Django's connection hands jsonb over undecoded)."""
     return value if isinstance(value, str) else json.dumps(value or {})
 
@@ -272,7 +279,7 @@ def _send(to: Publishing, flight: Flight, senders: Senders, places: PlaceCache) 
     flight.sending = senders.send(by_broker)
 
 
-def _record_outcome(job: Job, to: Publishing, flight: Flight, results, places: PlaceCache) -> None:
+def _record_outcome(job: Job, to: Publishing, flight: Flight, results: Outcome | None, places: PlaceCache) -> None:
     """Commit the flight's outcome with one audit row per dead place the letters came from."""
     confirmed_ids, refused = results if results is not None else ([], {})
     refused = {**flight.refused, **refused}
