@@ -18,8 +18,8 @@ from django.urls import reverse
 
 from console.access.actors import Actor
 from console.access.redaction_policy import for_user, mask_envelopes
-from console.access.scope import scope_of
-from console.models import ArrivalCell, Broker, BusyName, FailureGroupHistory, OutcomeStat
+from console.access.scope import scope_of, visible
+from console.models import ArrivalCell, Broker, BusyName, DeadLetter, FailureGroupHistory, OutcomeStat
 
 #: Groups and origins listed, largest first.
 LISTED = 50
@@ -40,6 +40,13 @@ class Outcome:
     exception_type: str = ""
     filters: dict[str, Any] = field(default_factory=dict)
     group_url: str = ""
+    #: Why a group's letters died (the broker's reason), for a group that names no exception.
+    reason: str = ""
+
+    @property
+    def group_title(self) -> str:
+        """A group as a chart names it: its exception type, else its reason, and its fingerprint's start."""
+        return f"{self.exception_type or self.reason or 'no exception recorded'} [{self.label[:8]}]"
 
     def url(self, **more: Any) -> str:
         return letters_url(**self.filters, **more)
@@ -76,23 +83,36 @@ def analytics_for(user: Actor, *, listed: int = LISTED) -> Analytics:
         return Analytics(limited=False)
     brokers = dict(Broker.objects.values_list("name", "pk"))
     groups = list(stats.filter(kind=OutcomeStat.Kind.GROUP).order_by("-letters", "fingerprint")[:listed])
-    samples = {g.fingerprint: g for g in FailureGroupHistory.objects.filter(
-        fingerprint__in=[stat.fingerprint for stat in groups])}
-    mask_envelopes(user, samples.values())
+    samples = _group_samples(user, [stat.fingerprint for stat in groups])
     origins = stats.filter(kind=OutcomeStat.Kind.ORIGIN).order_by("-letters", "broker", "origin")[:listed]
     return Analytics(
         limited=False,
         computed_at=overall.computed_at,
         overall=Outcome(overall, "all letters"),
-        groups=[Outcome(stat, stat.fingerprint,
-                        getattr(samples.get(stat.fingerprint), "exception_type", "") or "",
-                        {"fingerprint": stat.fingerprint}, reverse("group", args=[stat.fingerprint]))
+        groups=[Outcome(stat, stat.fingerprint, samples.get(stat.fingerprint, ("", ""))[0],
+                        {"fingerprint": stat.fingerprint}, reverse("group", args=[stat.fingerprint]),
+                        reason=samples.get(stat.fingerprint, ("", ""))[1])
                 for stat in groups],
         origins=[Outcome(stat, f"{stat.origin or '(none)'} on {stat.broker}", "",
                          {"origin": stat.origin, "broker": brokers.get(stat.broker)}) for stat in origins],
         busiest=_busiest(user, brokers),
         arrivals={(cell.weekday, cell.hour): cell.letters for cell in ArrivalCell.objects.all()},
     )
+
+
+def _group_samples(user: Actor, fingerprints: list[str]) -> dict[str, tuple[str, str]]:
+    """Per fingerprint, the exception type and reason of a sample letter, masked for the reader:
+    from the history the pipeline's ``groups`` job computed, else, for a group it has not seen
+    (it runs apart from ``analytics``, and not at all before its first hour), from the group's
+    first letter in custody."""
+    found: dict[str, Any] = {g.fingerprint: g for g in FailureGroupHistory.objects.filter(fingerprint__in=fingerprints)}
+    unseen = [fingerprint for fingerprint in fingerprints if fingerprint not in found]
+    if unseen:
+        first = (visible(user, DeadLetter.objects.filter(fingerprint__in=unseen)).defer("body")
+                 .order_by("fingerprint", "id").distinct("fingerprint"))
+        found.update({letter.fingerprint: letter for letter in first})
+    mask_envelopes(user, found.values())
+    return {fingerprint: (sample.exception_type or "", sample.reason or "") for fingerprint, sample in found.items()}
 
 
 def _busiest(user: Actor, brokers: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
