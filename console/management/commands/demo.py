@@ -3,14 +3,20 @@
 With a RabbitMQ on localhost (guest/guest, management API on 15672), the letters die there for
 real and are captured through the console's own services, so replay works. Without one, a
 memory broker holds them: browsing works, replay needs a real broker.
+
+With ``--analytics`` it then runs the pipeline's ``groups`` and ``analytics`` jobs on Spark once
+(needs Java 17), unless analytics were computed before, so the history and analytics pages
+have figures from the first minute rather than after Celery beat's first hourly run.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 from contextlib import contextmanager
 from urllib.parse import unquote, urlsplit
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Sum
 from rest_framework.authtoken.models import Token
@@ -21,7 +27,8 @@ from console.jobs.door.runner import run_job
 from console.management.cli import ActorCommand, printable
 from console.management.demo import memory, rabbitmq
 from console.management.demo.catalogue import DEAD_LETTER_QUEUES, dead_letter_count, messages
-from console.models import Broker, DeadLetter, DeadPlace
+from console.models import Broker, DeadLetter, DeadPlace, OutcomeStat
+from console.pipeline.spark_log import log_file
 from console.services.brokers import do_add_broker, do_discover
 from console.services.jobs import JobError
 from console.wording import counted
@@ -56,6 +63,9 @@ class Command(ActorCommand):
         parser.add_argument("--rabbitmq-url", default="amqp://guest:guest@127.0.0.1:5672/")
         parser.add_argument("--management-url", default="http://guest:guest@127.0.0.1:15672/")
         parser.add_argument("--no-rabbitmq", action="store_true", help="Use the memory broker even if RabbitMQ answers")
+        parser.add_argument("--analytics", action="store_true",
+                            help="Then compute the failure groups and analytics once on Spark (needs Java 17), "
+                                 "unless they were computed before")
 
     def handle(self, *args, **options) -> None:
         with quiet("httpx"):
@@ -75,6 +85,24 @@ class Command(ActorCommand):
         self.stdout.write(f"sign in as {user.username} / {DEMO_PASSWORD}   (API token: {token.key})")
         self.stdout.write(f"a second person, who approves what {user.username} asks for (purges included): "
                           f"{REVIEWER_USERNAME} / {DEMO_PASSWORD}")
+        if options["analytics"]:
+            self._analytics()
+
+    def _analytics(self) -> None:
+        """The pipeline's groups and analytics jobs, once: later, Celery beat runs them hourly."""
+        if OutcomeStat.objects.exists():
+            return
+        if not settings.DLO_SPARK_REMOTE and shutil.which("java") is None:
+            self.stdout.write("no Java on this machine: the analytics wait for Java 17 and the pipeline "
+                              "(Celery beat runs it hourly)")
+            return
+        # pyspark loads only when asked for: most runs of the demo need none of it.
+        from console.pipeline.analytics import run_analytics
+        from console.pipeline.groups import run_groups
+
+        self.stdout.write(f"computing the failure groups and analytics once, on Spark (its log: {log_file()})")
+        groups = run_groups()
+        self.stdout.write(f"failure groups (history): {groups}; analytics: {counted(run_analytics(), 'letter')}")
 
     def _user(self):
         user = self._account(DEMO_USERNAME, "admin")
