@@ -20,6 +20,8 @@ from collections.abc import Iterable
 
 from console.access.redactor import PREVIEW_SOURCE_BYTES, Redactor, masked_preview
 from console.access.roles import SEE_UNREDACTED, has
+from console.brokers import compression
+from console.brokers.values import body_preview
 
 #: Envelope fields that come from the message (frameworks' exception headers, x-death...),
 #: with their names in a failure group's history row (sample message, consumers, hosts).
@@ -47,21 +49,31 @@ def for_user(user) -> Redactor | None:
 
 
 def mask_previews(user, letters: list) -> None:
-    """Replace the ``preview`` of each listed letter by one made from its masked body, for a user
-    who may not see content unmasked (one query for the whole list)."""
+    """Replace the ``preview`` of listed letters by one made from their bodies as ``user`` may
+    read them (one query for the whole list): a compressed body's decoded head
+    (console.brokers.compression) for everyone, and every body masked for a user who may not
+    see content unmasked. The letters carry their properties and headers (not their bodies)."""
     redactor = for_user(user)
-    if redactor is None or not letters:
+    encodings = {letter.pk: compression.encoding_of(letter.properties, letter.headers) for letter in letters}
+    redone = [letter for letter in letters if redactor is not None or encodings[letter.pk]]
+    if not redone:
         return
     from django.db.models import BinaryField
     from django.db.models.functions import Substr
 
     from console.models import DeadLetter
 
-    heads = dict(DeadLetter.objects.filter(id__in=[letter.pk for letter in letters])
+    heads = dict(DeadLetter.objects.filter(id__in=[letter.pk for letter in redone])
                  .annotate(head=Substr("body", 1, PREVIEW_SOURCE_BYTES, output_field=BinaryField()))
                  .values_list("id", "head"))
-    for letter in letters:
-        letter.preview = masked_preview(redactor, bytes(heads.get(letter.pk) or b""), letter.body_size)
+    for letter in redone:
+        head, size = bytes(heads.get(letter.pk) or b""), letter.body_size
+        if (encoding := encodings[letter.pk]) and head:
+            decoded = compression.decode(head, encoding, limit=PREVIEW_SOURCE_BYTES, partial=True)
+            if decoded.body is not None:
+                whole = len(head) >= size and len(decoded.body) < PREVIEW_SOURCE_BYTES
+                head, size = decoded.body, len(decoded.body) + (0 if whole else 1)  # +1: more follows
+        letter.preview = body_preview(head, size) if redactor is None else masked_preview(redactor, head, size)
 
 
 def mask_events(user, events: Iterable) -> list:
@@ -110,17 +122,23 @@ def mask_jobs(user, jobs: Iterable) -> None:
 
 class ShownContent:
     """A letter's headers, properties, body and envelope texts as a user may see them (``body``
-    None: hidden; ``envelope``: the ENVELOPE_FIELDS a letter has, by name)."""
+    None: hidden; ``envelope``: the ENVELOPE_FIELDS a letter has, by name). A compressed body
+    is decoded first (``compression`` says how, None for a body sent as it is), so a viewer's
+    mask applies to the text they read."""
 
     def __init__(self, user, letter) -> None:
         redactor = for_user(user)
         self.masked = redactor is not None
+        self.compression = compression.read(letter.body_bytes, letter.properties, letter.headers)
+        body = letter.body_bytes
+        if self.compression is not None and self.compression.body is not None:
+            body = self.compression.body
         envelope = {name: getattr(letter, name) for name in ENVELOPE_FIELDS if hasattr(letter, name)}
         if redactor is None:
-            self.headers, self.properties, self.body = letter.headers, letter.properties, letter.body_bytes
+            self.headers, self.properties, self.body = letter.headers, letter.properties, body
             self.envelope = envelope
         else:
             self.headers = redactor.value(letter.headers)
             self.properties = redactor.value(letter.properties)
-            self.body = redactor.body(letter.body_bytes)
+            self.body = redactor.body(body)
             self.envelope = {name: redactor.value(value) for name, value in envelope.items()}
