@@ -19,6 +19,7 @@ from console.models import DeadLetter, DeadPlace, Job, PendingAck, Subscription
 from console.notifications.events import notify
 from console.services import audit, safeguards
 from console.services.copy_insert import copy_insert
+from console.services.search_rows import write_new_decoded_texts
 
 _REPLAY_IDS = uuid.UUID("6f1d2a52-8c1e-4c0e-9a43-3d1f0b6c9e70")
 _REPLAY_NAMESPACE = _REPLAY_IDS.bytes
@@ -119,6 +120,7 @@ def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, a
     counts, on_ladder = _link_returns(fresh)
     safeguards.mark_returns(rows, counts, now, on_ladder=on_ladder)
     new_ids = copy_insert(DeadLetter, rows)
+    write_new_decoded_texts(new_ids, rows)  # a compressed letter is searched decoded
     _await_ack(place, new_ids, [row["custody_key"] for row in rows])
     if new_ids:
         audit.record(

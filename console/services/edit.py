@@ -29,10 +29,12 @@ from typing import Any
 from django.utils import timezone
 
 from console.access.actors import Actor
+from console.brokers import compression
 from console.brokers.values import display, escape_nul, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
 from console.services.jobs import JobError
+from console.services.search_rows import write_decoded_texts
 
 #: States whose letters may be edited and replayed.
 EDITABLE_STATES = (LetterState.HELD, LetterState.FAILED)
@@ -87,6 +89,7 @@ def make_edited_copy(letter: DeadLetter, *, body: bytes, headers: dict[str, Any]
         body_size=len(body),
         parent=original,
     )
+    write_decoded_texts(DeadLetter.objects.filter(pk=copy.pk))  # a compressed copy is searched decoded
     original.state = LetterState.FAILED
     original.state_changed_at = timezone.now()
     original.save(update_fields=["state", "state_changed_at"])
@@ -99,13 +102,16 @@ def record_edit(job: Job, original: DeadLetter, copy: DeadLetter, *, before_body
         "edit_replay", actor=actor, reason=job.reason, ticket=job.ticket, job=job, place=original.place,
         target=original.origin_queue, letter_ids=[original.pk, copy.pk], outcome="copy queued",
         details={"original": original.pk, "copy": copy.pk,
-                 **edit_diff(before_body, copy.body_bytes, original.headers or {}, copy.headers)},
+                 **edit_diff(before_body, copy.body_bytes, original.headers or {}, copy.headers,
+                             read=(compression.readable(before_body, original.properties, original.headers),
+                                   compression.readable(copy.body_bytes, copy.properties, copy.headers)))},
     )
 
 
 def edit_diff(before_body: bytes, after_body: bytes, before_headers: dict[str, Any],
-              after_headers: dict[str, Any]) -> dict[str, Any]:
-    """What an edit changed, small enough for an audit row."""
+              after_headers: dict[str, Any], *, read: tuple[bytes, bytes] | None = None) -> dict[str, Any]:
+    """What an edit changed, small enough for an audit row; ``read``: the two bodies as people
+    read them (decoded when compressed), which the text diff compares."""
     added = sorted(set(after_headers) - set(before_headers))
     removed = sorted(set(before_headers) - set(after_headers))
     changed = sorted(k for k in set(before_headers) & set(after_headers) if before_headers[k] != after_headers[k])
@@ -119,7 +125,7 @@ def edit_diff(before_body: bytes, after_body: bytes, before_headers: dict[str, A
             "before": {"bytes": len(before_body), "sha256": hashlib.sha256(before_body).hexdigest()},
             "after": {"bytes": len(after_body), "sha256": hashlib.sha256(after_body).hexdigest()},
             "changed": before_body != after_body,
-            "diff": _text_diff(before_body, after_body),
+            "diff": _text_diff(*(read or (before_body, after_body))),
         },
     }
 

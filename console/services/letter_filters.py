@@ -13,6 +13,7 @@ from typing import Any
 from django import forms
 from django.db.models import (
     BinaryField,
+    Case,
     Exists,
     F,
     Func,
@@ -21,9 +22,11 @@ from django.db.models import (
     Q,
     QuerySet,
     Value,
+    When,
 )
 from django_filters import FilterSet
 
+from console.brokers import compression
 from console.models import DeadLetter, LetterState
 from console.models.letter import LetterSearch
 from console.services.parsing import (
@@ -33,6 +36,7 @@ from console.services.parsing import (
     TextField,
     TextFilter,
 )
+from console.services.search_rows import COMPRESSED
 
 
 class BytesPosition(Func):
@@ -139,8 +143,16 @@ class LetterFilterSet(FilterSet):
         # search row is still a placeholder (partial too: console.services.search_rows).
         may_hold = LetterSearch.objects.filter(Q(text__contains=escaped(needle)) | Q(partial=True),
                                                letter_id=OuterRef("pk"))
-        holding: QuerySet[Any] = qs.alias(body_match=BytesPosition(needle)).filter(Exists(may_hold), body_match__gt=0)
-        return holding
+        # A compressed body is searched as people read it, decoded: its search row holds the
+        # decoded text, which proposes it, and the decoded body decides, here in Python (such
+        # letters are rare; PostgreSQL cannot decode them).
+        compressed = Case(When(COMPRESSED, then=Value(True)), default=Value(False))
+        proposed = qs.alias(compressed=compressed).filter(Exists(may_hold), compressed=True)
+        decoded = [letter.pk for letter in proposed.only("id", "body", "properties", "headers").iterator(chunk_size=50)
+                   if needle in compression.readable(letter.body_bytes, letter.properties, letter.headers)]
+        holding: QuerySet[Any] = qs.alias(body_match=BytesPosition(needle), compressed=compressed).filter(
+            Exists(may_hold), body_match__gt=0, compressed=False)
+        return holding | qs.filter(pk__in=decoded) if decoded else holding
 
     def filter_came_back(self, qs: QuerySet[Any], name: str, value: bool) -> QuerySet[Any]:
         returned = Exists(DeadLetter.objects.filter(parent_id=OuterRef("pk")))

@@ -11,21 +11,41 @@ by beat as well).
 Searches are complete meanwhile: a placeholder is ``partial``, so the body filter reads such a
 letter's body itself (as it does for bodies longer than the text kept), and ``pending``, so the
 header filter reads the letter's own headers (console.services.selection).
+
+A compressed letter (console.brokers.compression: rare, so only these pay) is searched as
+people read it: PostgreSQL cannot decode it, so the fill writes its search row's text from the
+decoded body (``write_decoded_texts``), in the format the triggers use, and the body filter
+lets the decoded body decide (console.services.letter_filters). An edited copy gets its row so
+too (console.services.edit).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from celery import current_app
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from console.brokers import compression
+from console.models import DeadLetter, LetterSearch
 
 log = logging.getLogger(__name__)
 
 #: Placeholders made real per transaction.
 FILL_BATCH = 2000
+
+#: Letters whose properties or headers may say their body is compressed (the database's
+#: proposal, a superset: console.brokers.compression.encoding_of decides).
+COMPRESSED = Q(properties__content_encoding__iregex=r"^\s*(x-)?(gzip|deflate|zlib|zstd|zstandard)\s*(:|$)") | Q(
+    headers__has_any_keys=[variant for name in ("content-encoding", "content_encoding", "compression")
+                           for variant in (name, name.title(), name.upper())])
+#: Names that may say so, in a letter's properties or headers as JSON text (any case).
+_NAMES_COMPRESSION = re.compile(r'"(?:content[-_]encoding|compression)"', re.IGNORECASE)
 
 
 @contextmanager
@@ -51,9 +71,41 @@ def fill_search_rows(batch: int = FILL_BATCH) -> int:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SELECT taken, last FROM console_letter_search_fill(%s, %s)", [after, batch])
             taken, last = cursor.fetchone()
+            if taken:
+                write_decoded_texts(DeadLetter.objects.filter(id__gt=after, id__lte=last))
         if not taken:
             return filled
         filled, after = filled + taken, last
+
+
+def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -> None:
+    """After letters were inserted from ``rows`` (their JSON columns as text, console.services.
+    custody): the search rows of those that may be compressed. A text search of the JSON first,
+    so that the others pay next to nothing; a capture's placeholders are left to the fill."""
+    named = [letter_id for letter_id, row in zip(ids, rows, strict=True)
+             if _NAMES_COMPRESSION.search(row["properties"]) or _NAMES_COMPRESSION.search(row["headers"])]
+    if named:
+        write_decoded_texts(DeadLetter.objects.filter(id__in=named))
+
+
+def write_decoded_texts(letters: QuerySet[DeadLetter]) -> int:
+    """Write the search-row text of the compressed ``letters`` from their decoded bodies (what
+    ``encode(body, 'escape')`` would give for the decoded bytes, cut as the triggers cut);
+    a body that does not decode keeps the text of its stored bytes, which are what is shown.
+    Returns how many rows were written. Placeholders are left to the fill."""
+    written = 0
+    letters = letters.filter(COMPRESSED, Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=False)))
+    for letter in letters.only("id", "body", "properties", "headers").iterator(chunk_size=50):
+        decoded = compression.read(letter.body_bytes, letter.properties, letter.headers)
+        if decoded is None or decoded.body is None:
+            continue
+        text = decoded.body[:LetterSearch.TEXT_BYTES]
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE console_lettersearch SET text = encode(%s::bytea, 'escape'), partial = %s "
+                           "WHERE letter_id = %s AND NOT pending",
+                           [text, len(decoded.body) > len(text), letter.pk])
+            written += cursor.rowcount
+    return written
 
 
 def fill_later() -> None:

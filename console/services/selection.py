@@ -16,6 +16,7 @@ from console.access.actors import Actor
 from console.access.redaction_policy import for_user
 from console.access.redactor import MASK, Redactor
 from console.access.scope import visible
+from console.brokers import compression
 from console.models import DeadLetter
 from console.refusals import Refusal
 from console.services.letter_filters import LetterFilterSet
@@ -106,7 +107,7 @@ def visible_matches(user: Actor, params: dict[str, Any], queryset: QuerySet[Dead
     confirmed: list[int] = []
     for start in range(0, len(ids), _CONFIRM_CHUNK):
         chunk = DeadLetter.objects.filter(id__in=ids[start:start + _CONFIRM_CHUNK]).only(
-            "id", "body", "headers", "exception_type", "envelope_details")
+            "id", "body", "headers", "properties", "exception_type", "envelope_details")
         confirmed.extend(letter.pk for letter in chunk if _still_matches(redactor, letter, f))
     return Matches(letters.filter(id__in=confirmed), complete, None if complete else ids[-1])
 
@@ -115,7 +116,8 @@ def _still_matches(redactor: Redactor, letter: DeadLetter, asked: dict[str, str]
     """Whether the masked letter matches the content filters of ``asked`` (the cleaned filter)
     as the raw one did."""
     if "q" in asked:
-        body = redactor.body(letter.body_bytes)
+        # As the user reads it: a compressed body decoded (console.brokers.compression).
+        body = redactor.body(compression.readable(letter.body_bytes, letter.properties, letter.headers))
         if body is None or asked["q"].encode("utf-8") not in body:
             return False
     if "header_value" in asked:
