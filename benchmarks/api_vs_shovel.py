@@ -346,7 +346,8 @@ def _line(run: Run, measured: dict) -> str:
     after = sum(run.after_cpu_us[k] for k in ("worker", "child", "postgres"))
     return (f"  {run.size:>7,} {run.kind:<7} {run.rate:7,.0f} letters/s  shovel {run.shovel:7,.0f} msg/s  "
             f"ratio {run.ratio:.2f}   {run.size / run.rate:.2f} s, {measured['ran_seconds']:.2f} s of it in the "
-            f"worker   CPU µs/letter: {cpu}   after the job: {after:.0f} µs/letter ({measured['settle_seconds']:.1f} s)")
+            f"worker   CPU µs/letter: {cpu}   after the job: {after:.0f} µs/letter "
+            f"({measured['settle_seconds']:.1f} s)")
 
 
 def summary(runs: list[Run]) -> None:
@@ -363,7 +364,8 @@ def summary(runs: list[Run]) -> None:
             cpu = " / ".join(f"{statistics.median(r.cpu_us[k] for r in chosen):.0f}"
                              for k in ("worker", "child", "postgres", "rabbitmq"))
             after = statistics.median(sum(r.after_cpu_us[k] for k in ("worker", "child", "postgres")) for r in chosen)
-            print(f"{size:>7,}  {kind:<7}  {len(chosen):>4}  {median:12.2f}  {lowest:6.2f}   {met:<42} {cpu}; {after:.0f}")
+            print(f"{size:>7,}  {kind:<7}  {len(chosen):>4}  {median:12.2f}  {lowest:6.2f}   {met:<42} "
+                  f"{cpu}; {after:.0f}")
 
 
 def main() -> None:

@@ -255,8 +255,8 @@ def add_broker_and_discover(prefix: str, place_name: str):
 
 def approve_if_waiting(job):
     """The two-person rule: a job over DLO_APPROVAL_THRESHOLD waits; a second actor approves it."""
-    from console.models import Job
     from console.jobs.door.approvals import do_approve
+    from console.models import Job
 
     job.refresh_from_db()
     if job.status == Job.Status.AWAITING_APPROVAL:
@@ -311,10 +311,10 @@ class ReaderPeak:
 def run_in_worker(job_id: int) -> dict:
     """Start a Celery worker (it takes the job queued on commit), follow the job to its end,
     and sample the worker's resident memory every second (VmRSS; VmHWM at the end)."""
+    from django.conf import settings
+
     from console.models import Job
     from tests.workers import Worker
-
-    from django.conf import settings
 
     # DEBUG off as in production (with DEBUG on, Django keeps the last 9,000 queries in memory);
     # the same SECRET_KEY, so the worker can read the broker's password.
@@ -333,7 +333,8 @@ def run_in_worker(job_id: int) -> dict:
             if not worker.alive():
                 raise SystemExit(f"the worker died:\n{worker.log()}")
             time.sleep(1)
-        seconds = (job.finished_at - job.started_at).total_seconds() if job.finished_at else time.perf_counter() - started
+        seconds = ((job.finished_at - job.started_at).total_seconds() if job.finished_at
+                   else time.perf_counter() - started)
         peak = _status_mib(process.pid, "VmHWM")
     finally:
         worker.kill()
@@ -361,7 +362,8 @@ def report(title: str, count: int, job: dict, baseline: dict) -> None:
     if job.get("child_peak_rss_mib"):
         print(f"  its reader process: peak RSS {job['child_peak_rss_mib']:.0f} MiB")
     if job.get("cpu_seconds") is not None:  # steadier than wall time when comparing two versions
-        print(f"  console job CPU {job['cpu_seconds']:6.1f} s in this process ({job['cpu_seconds'] / count * 1e6:.0f} µs a letter)")
+        print(f"  console job CPU {job['cpu_seconds']:6.1f} s in this process "
+              f"({job['cpu_seconds'] / count * 1e6:.0f} µs a letter)")
     print(f"  shovel        {baseline['seconds']:8.1f} s  {baseline['rate']:9,.0f} messages/s"
           f"   (its source published with confirms first: {baseline['publish_seconds']:.1f} s, "
           f"{baseline['publish_rate']:,.0f} messages/s)")

@@ -29,8 +29,8 @@ from benchmarks import harness  # noqa: E402
 def main() -> None:
     args = bench.start(__doc__)
 
-    from console.models import DeadLetter, Job
     from console.jobs.door.requests import request_job
+    from console.models import DeadLetter, Job
 
     prefix = bench.unique_prefix("capture")
     origin, dlq = f"{prefix}.orders", f"{prefix}.orders.dlq"

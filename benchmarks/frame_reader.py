@@ -19,7 +19,7 @@ import argparse
 import asyncio
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,7 +37,7 @@ BODY = b'{"order_id": 1234567, "sku": "gift wrap", "note": "' + b"x" * 960 + b'"
 
 
 def frames_of(count: int) -> bytes:
-    died = datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc)
+    died = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
     headers = {
         "x-death": [{"count": 1, "reason": "expired", "queue": "orders", "time": died, "exchange": "",
                      "routing-keys": ["orders"]}],

@@ -28,8 +28,9 @@ os.environ.setdefault("SECURE_COOKIES", "false")
 
 def create_database(url: str) -> None:
     """CREATE DATABASE for the name in ``url`` when it does not exist (connecting to postgres)."""
-    import psycopg
     from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
 
     parts = urlsplit(url)
     name = parts.path.lstrip("/")
@@ -165,7 +166,7 @@ def print_paired(times: dict[str, list[float]], unit: str) -> None:
     for name, values in times.items():
         print(f"{name:{width}} CPU µs {unit}: median {statistics.median(values):.1f} "
               f"(lowest {min(values):.1f}, highest {max(values):.1f})")
-    ratios = [ours / theirs for ours, theirs in zip(new_times, old_times)]
+    ratios = [ours / theirs for ours, theirs in zip(new_times, old_times, strict=True)]
     print(f"ratio {new} / {old}, median of {len(ratios)} rounds: {statistics.median(ratios):.2f}")
 
 

@@ -291,7 +291,8 @@ class KeeperProcess:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            total += sum(int(f) for f in fields[11:13]) + (sum(int(f) for f in fields[13:15]) if pid == self.process.pid else 0)
+            children = sum(int(f) for f in fields[13:15]) if pid == self.process.pid else 0
+            total += sum(int(f) for f in fields[11:13]) + children
         return total / os.sysconf("SC_CLK_TCK")
 
     def _rss_mib(self) -> float:

@@ -72,8 +72,10 @@ def main() -> None:
         f50, f95, b50 = percentile(figure, 50) * 1000, percentile(figure, 95) * 1000, percentile(base, 50) * 1000
         print(f"{label:45s} {f50:7.1f} / {f95:7.1f}   baseline {b50:6.1f}   p50 ratio {f50 / b50:5.2f}")
 
-    print(f"{'inventory (both places)':45s} {percentile(inventory, 50) * 1000:7.1f} / {percentile(inventory, 95) * 1000:7.1f}")
-    print(f"{'groups view, all places':45s} {percentile(groups_all, 50) * 1000:7.1f} / {percentile(groups_all, 95) * 1000:7.1f}")
+    print(f"{'inventory (both places)':45s} {percentile(inventory, 50) * 1000:7.1f} / "
+          f"{percentile(inventory, 95) * 1000:7.1f}")
+    print(f"{'groups view, all places':45s} {percentile(groups_all, 50) * 1000:7.1f} / "
+          f"{percentile(groups_all, 95) * 1000:7.1f}")
 
     filters = {"place": big.pk, "header": "tenant", "header_value": "tenant-07"}
     sql = call_timings(lambda: list(filter_letters(filters).defer("body").order_by("id")[:51]), args.repeat)

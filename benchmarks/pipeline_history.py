@@ -22,6 +22,7 @@ cost per job dominates, and the figure is reported, not targeted).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import sys
@@ -160,7 +161,8 @@ def time_spark(spark, lake: Path) -> tuple[float, dict]:
                                    g.consumers, g.hosts) for g in found},
         "days": sorted((d.fingerprint, d.day, d.count) for d in days),
         "outcomes": sorted(_outcome(o) for o in result.outcomes),
-        "busiest": sorted((b["kind"], b["name"], b["broker"] or None, b["letters"], b["groups"]) for b in result.busiest),
+        "busiest": sorted((b["kind"], b["name"], b["broker"] or None, b["letters"], b["groups"])
+                          for b in result.busiest),
         "arrivals": sorted((a["weekday"], a["hour"], a["letters"]) for a in result.arrivals),
     }
 
@@ -169,7 +171,8 @@ def _outcome(figures: dict) -> tuple:
     """(kind, key, figures...) as the DuckDB side names them."""
     names = ("letters", "resolved", "replayed", "failed", "came_back", "recurrences", "median_minutes", "p90_minutes")
     kind = figures["kind"]
-    key = {"group": figures.get("fingerprint"), "origin": f"{figures.get('broker')} {figures.get('origin')}"}.get(kind, "1")
+    keys = {"group": figures.get("fingerprint"), "origin": f"{figures.get('broker')} {figures.get('origin')}"}
+    key = keys.get(kind, "1")
     return (kind, key, *[_rounded(figures[name] or 0) for name in names])
 
 
@@ -267,7 +270,7 @@ def main() -> None:
         print(f"{size:>12,} {spark_s:>9.2f} {duck_s:>9.2f} {spark_s / duck_s:>13.2f} {len(by_spark['groups']):>7}",
               flush=True)
     sizes = sorted(results)
-    for small, large in zip(sizes, sizes[1:]):
+    for small, large in itertools.pairwise(sizes):
         print(f"scaling {small:,} -> {large:,} letters ({large / small:.0f}x): "
               f"time x{results[large] / results[small]:.2f}")
     spark.stop()

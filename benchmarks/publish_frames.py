@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -35,7 +35,7 @@ FRAME_MAX = 131_072 - 8
 
 
 def messages(count: int) -> list[tuple[str, spec.Basic.Properties, bytes]]:
-    died = datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc)
+    died = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
     made = []
     for serial in range(count):
         headers = {

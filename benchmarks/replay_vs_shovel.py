@@ -74,8 +74,8 @@ def seed_custody(place, origin: str, count: int, batch: int = 10_000) -> None:
 def main() -> None:
     args = bench.start(__doc__)
 
-    from console.models import DeadLetter, Job, LetterState
     from console.jobs.door.requests import request_job
+    from console.models import DeadLetter, Job, LetterState
 
     prefix = bench.unique_prefix("replay")
     origin, dlq = f"{prefix}.orders", f"{prefix}.orders.dlq"

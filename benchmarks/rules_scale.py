@@ -82,7 +82,8 @@ def body_path_probes(one_letter: dict) -> list[tuple[str, dict]]:
         ("a rare string ($.customer.id)", {"body_path": {"path": "$.customer.id", "value": "c-4242"}}),
         ("a common string ($.currency, CHF)", {"body_path": {"path": "$.currency", "value": "CHF"}}),
         ("a third of the letters ($.customer.tier)", {"body_path": {"path": "$.customer.tier", "value": "gold"}}),
-        ("a number as a string ($.order_id)", {"body_path": {"path": "$.order_id", "value": str(one_letter["order_id"])}}),
+        ("a number as a string ($.order_id)",
+         {"body_path": {"path": "$.order_id", "value": str(one_letter["order_id"])}}),
         ("an int behind an index ($.lines[0].qty)", {"body_path": {"path": "$.lines[0].qty", "value": 4}}),
     ]
 
@@ -273,8 +274,9 @@ def main() -> None:
     wall = time.perf_counter() - wall0
     cpu, db = time.process_time() - cpu0, backend_cpu_seconds(backend) - db0
     p95 = percentile(steady, 95) * 1000
-    print(f"steady round (nothing new), {len(steady)} rounds over {wall:.0f} s: p50 {percentile(steady, 50) * 1000:.1f} "
-          f"ms, p95 {p95:.1f} ms, max {max(steady) * 1000:.1f} ms; target p95 < {STEADY_ROUND_MS} ms: "
+    print(f"steady round (nothing new), {len(steady)} rounds over {wall:.0f} s: "
+          f"p50 {percentile(steady, 50) * 1000:.1f} ms, p95 {p95:.1f} ms, max {max(steady) * 1000:.1f} ms; "
+          f"target p95 < {STEADY_ROUND_MS} ms: "
           f"{'met' if p95 < STEADY_ROUND_MS else 'NOT met'}", flush=True)
     print(f"CPU over the steady period: worker {cpu / wall:.2%} of a core, its PostgreSQL backend {db / wall:.2%}; "
           f"target < {CPU_SHARE:.0%}: {'met' if (cpu + db) / wall < CPU_SHARE else 'NOT met'} (both together); "

@@ -183,8 +183,8 @@ def main() -> None:
 
 def cancel_jobs_after(job_id: int) -> None:
     """Cancel the jobs this run made (ids above ``job_id``), so no worker ever runs them."""
-    from console.models import Job
     from console.jobs.door.steering import do_cancel_job
+    from console.models import Job
 
     for job in Job.objects.filter(id__gt=job_id).exclude(status__in=Job.FINISHED):
         do_cancel_job(job, actor="cli:bench-scale", reason="benchmark job, never meant to run")

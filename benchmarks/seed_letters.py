@@ -32,7 +32,8 @@ EXCEPTIONS = [
     ("java.lang.IllegalStateException", "Order {n} is already closed"),
     ("com.fasterxml.jackson.core.JsonParseException", "Unexpected character ('<' (code 60)) at line {n}"),
     ("java.net.SocketTimeoutException", "Read timed out after {n} ms"),
-    ("org.springframework.dao.DataIntegrityViolationException", "duplicate key value violates unique constraint \"orders_pkey\" ({n})"),
+    ("org.springframework.dao.DataIntegrityViolationException",
+     "duplicate key value violates unique constraint \"orders_pkey\" ({n})"),
     ("ValueError", "currency {n} is not supported"),
     ("KeyError", "'customer_{n}'"),
     ("", ""),  # no exception: rejected or expired by the broker itself
@@ -69,8 +70,10 @@ def failure_groups(rng: random.Random, count: int = GROUPS) -> list[Group]:
         exc_type, template = EXCEPTIONS[index % len(EXCEPTIONS)]
         origin = ORIGINS[index % len(ORIGINS)]
         message = template.format(n=index) if template else ""
-        stack = (f"{exc_type}: {message}\n\tat com.example.{origin.replace('.', '_')}.Handler.handle(Handler.java:{40 + index})\n"
-                 f"\tat org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer.invoke(AMLC.java:1554)"
+        handler = f"com.example.{origin.replace('.', '_')}.Handler.handle(Handler.java:{40 + index})"
+        stack = (f"{exc_type}: {message}\n\tat {handler}\n"
+                 "\tat org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer"
+                 ".invoke(AMLC.java:1554)"
                  if exc_type else "")
         reason = "rejected" if exc_type else REASONS[1 + index % 3]
         envelope = FailureEnvelope(origin_queue=origin, reason=reason, exception_type=exc_type,

@@ -46,7 +46,8 @@ def test_status_owner_tags_notes_filters_and_timeline(memory_broker, operator, p
         assert [g["fingerprint"] for g in api.get(f"/api/groups/?{query}").json()] == expected, query
     detail = api.get(f"/api/groups/{fp}/").json()
     assert [n["text"] for n in detail["notes"]] == ["<script>alert(1)</script> retry after 5pm"]
-    assert [(e["action"], e["actor"]) for e in detail["timeline"]] == [("group.changed", "olga"), ("group.note", "olga")]
+    assert [(e["action"], e["actor"]) for e in detail["timeline"]] == [("group.changed", "olga"),
+                                                                        ("group.note", "olga")]
     assert _as(people["viewer"]).get(f"/api/groups/{fp}/").status_code == 200
     assert _as(people["viewer"]).patch(f"/api/groups/{fp}/", {"status": "ignored"}, format="json").status_code == 403
     assert api.patch(f"/api/groups/{fp}/", {"owner": "nobody"}, format="json").status_code == 400

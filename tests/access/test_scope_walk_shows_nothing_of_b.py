@@ -74,7 +74,7 @@ def test_a_user_limited_to_a_reads_nothing_of_b_anywhere(world, signed_in_as):
     walked, shown = 0, []
     for walker in world.walkers:
         client = signed_in_as(walker)
-        for name, route in every_url():
+        for _name, route in every_url():
             url = filled(route, world.inside)
             response = client.get(url)
             assert response.status_code < 500, (walker.username, url, response.status_code)
@@ -94,7 +94,7 @@ def test_every_url_naming_an_object_of_b_answers_403_or_404(world, signed_in_as)
     asked, wrong = 0, []
     for walker in world.walkers:
         client = signed_in_as(walker)
-        for name, route in every_url():
+        for _name, route in every_url():
             if not any(f"<int:{key}>" in route or f"<str:{key}>" in route for key in SCOPED if key != "broker_id"):
                 continue
             url = filled(route, world.outside)

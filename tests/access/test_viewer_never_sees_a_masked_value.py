@@ -122,5 +122,6 @@ def test_the_seeded_values_are_there_for_an_operator(seeded, people, signed_in_a
     operator = signed_in_as(people["operator"])
     shown = "".join(_answer(operator.get(url)) for url in _urls(seeded) if "/export" not in url)
     assert CARD in shown and PAN in shown and ESCAPED_CARD in shown
-    for url in ("/analytics/", "/api/analytics/", "/groups/history/", "/approvals/", f"/jobs/{seeded['job_id'][1]}/", "/audit/"):
+    for url in ("/analytics/", "/api/analytics/", "/groups/history/", "/approvals/", f"/jobs/{seeded['job_id'][1]}/",
+                "/audit/"):
         assert CARD in _answer(operator.get(url)), url

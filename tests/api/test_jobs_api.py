@@ -89,7 +89,8 @@ def test_an_incomplete_job_request_is_refused(api, capture, payload, field):
     ({"action": "move", "filter": {}, "reason": "x"}, "a move needs a target queue"),
     ({"action": "replay", "filter": {}, "target": "q", "reason": "x"}, "a replay job does not take target"),
     ({"action": "replay", "reason": "x"}, "give letters (ids) or a filter"),
-    ({"action": "replay", "letters": [1], "filter": {}, "reason": "x"}, "give either letters (ids) or a filter, not both"),
+    ({"action": "replay", "letters": [1], "filter": {}, "reason": "x"},
+     "give either letters (ids) or a filter, not both"),
     ({"action": "replay", "filter": {"origin": "nowhere"}, "reason": "x"}, "no letters match this selection"),
 ])
 def test_a_job_the_console_refuses_says_why(api, capture, payload, message):

@@ -53,7 +53,7 @@ def test_an_operator_limited_to_another_place_cannot_approve_a_job_there(
     settings.DLO_APPROVAL_THRESHOLD = 2
     elsewhere = memory_place(memory_broker, origin="billing")
     RoleScope.objects.create(user=second_operator, place=elsewhere)
-    made = api_as(operator).post("/api/jobs/", {"action": "replay", "letters": [l.pk for l in letters],
+    made = api_as(operator).post("/api/jobs/", {"action": "replay", "letters": [letter.pk for letter in letters],
                                                 "reason": "INC-9"}, format="json")
     job_id = made.json()["id"]
     assert made.json()["status"] == "awaiting_approval"

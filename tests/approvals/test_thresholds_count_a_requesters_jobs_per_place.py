@@ -36,7 +36,8 @@ def test_three_jobs_of_a_thresholds_worth_each_the_second_waits(settings, operat
     first, second, third = _replay(operator, ids[:3]), _replay(operator, ids[3:6]), _replay(operator, ids[6:])
     assert [first["status"], second["status"], third["status"]] == ["queued", "awaiting_approval",
                                                                      "awaiting_approval"]
-    assert "6 letters of mem:orders.dlq asked for by olga within 60 minutes, above 3" in Job.objects.get(pk=second["id"]).log[-1]["message"]
+    said = Job.objects.get(pk=second["id"]).log[-1]["message"]
+    assert "6 letters of mem:orders.dlq asked for by olga within 60 minutes, above 3" in said
 
 
 def test_another_requester_or_another_place_starts_afresh(settings, operator, second_operator, memory_broker,
@@ -55,7 +56,8 @@ def test_jobs_older_than_the_window_no_longer_count(settings, operator, orders):
     _, letters = orders
     first = _replay(operator, [letter.pk for letter in letters[:3]])
     Job.objects.filter(pk=first["id"]).update(
-        created_at=Job.objects.get(pk=first["id"]).created_at - timedelta(seconds=settings.DLO_APPROVAL_WINDOW_SECONDS + 1))
+        created_at=Job.objects.get(pk=first["id"]).created_at
+        - timedelta(seconds=settings.DLO_APPROVAL_WINDOW_SECONDS + 1))
     assert _replay(operator, [letter.pk for letter in letters[3:6]])["status"] == "queued"
 
 

@@ -68,7 +68,8 @@ def test_purge_with_the_typed_name_then_edit_and_replay_then_read_the_audit(
     page.get_by_role("link", name="Audit").click()
     rows = page.locator("table.audit tbody tr")
     for action in ("purge", "edit_replay", "replay", "job.requested"):
-        expect(rows.filter(has=page.locator("code", has_text=re.compile(f"^{re.escape(action)}$"))).first).to_be_visible()
+        named = page.locator("code", has_text=re.compile(f"^{re.escape(action)}$"))
+        expect(rows.filter(has=named).first).to_be_visible()
     edit_row = rows.filter(has=page.locator("code", has_text=re.compile("^edit_replay$")))
     edit_row.get_by_text("What was edited").click()
     expect(edit_row).to_contain_text("header changed x-tenant")

@@ -28,7 +28,8 @@ def test_hostile_body_and_header_are_text_and_nothing_runs(signed_in_page, place
     expect(page.locator("pre.body")).to_have_text(HOSTILE)
     expect(page.get_by_role("row", name="x-note")).to_contain_text(HOSTILE)
     expect(page.get_by_role("row").filter(has_text="name is hostile too")).to_contain_text(XSS_IMG)
-    expect(page.locator("table.x-death tbody td")).to_have_text(["orders", "rejected", "2", "shop", "order.created", "", ""])
+    expect(page.locator("table.x-death tbody td")).to_have_text(
+        ["orders", "rejected", "2", "shop", "order.created", "", ""])
     # Nothing the message carried became an element: no <img>, and only our own scripts.
     assert page.locator("img").count() == 0
     sources = page.eval_on_selector_all("script", "els => els.map(e => e.getAttribute('src'))")

@@ -45,7 +45,8 @@ def test_draft_dry_run_and_enable_a_rule(signed_in_page, memory_broker, screensh
     row.get_by_role("button", name="Enable").click()
     expect(page.locator("tr.rule", has_text="card declined")).to_contain_text("enabled by olga")
     rule = Rule.objects.get(name="card declined")
-    assert rule.enabled and rule.action["ladder"] == [{"delay_seconds": 1, "tries": 2}, {"delay_seconds": 60, "tries": 1}]
+    assert rule.enabled
+    assert rule.action["ladder"] == [{"delay_seconds": 1, "tries": 2}, {"delay_seconds": 60, "tries": 1}]
     enabled = AuditEvent.objects.get(action="rule.enabled")
     assert enabled.details["dry_run"]["matched"] == 2 and enabled.actor_name == "olga"
     assert not page.watch.errors and not page.watch.dialogs

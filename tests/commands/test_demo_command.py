@@ -11,8 +11,8 @@ import httpx
 import pytest
 from django.contrib.auth import authenticate
 
-from console.brokers.values import from_json
 from console.access.roles import role_of
+from console.brokers.values import from_json
 from console.management.demo import rabbitmq
 from console.management.demo.catalogue import HOSTILE_NOTE
 from console.models import Broker, DeadLetter, Job
@@ -31,11 +31,11 @@ def _letters_by_message_id():
 def _check_demo_letters() -> None:
     letters = _letters_by_message_id()
     assert len(letters) == 12
-    by_origin = sorted((l.origin_queue, l.message_id) for l in letters.values())
+    by_origin = sorted((letter.origin_queue, letter.message_id) for letter in letters.values())
     assert [o for o, _ in by_origin].count("demo.billing") == 8
     assert [o for o, _ in by_origin].count("demo.shipping") == 4
-    assert {l.reason for l in letters.values()} == {"rejected"}
-    assert {l.origin_address for l in letters.values()} == {"demo.orders"}
+    assert {letter.reason for letter in letters.values()} == {"rejected"}
+    assert {letter.origin_address for letter in letters.values()} == {"demo.orders"}
     hostile = letters["ORD-1007"]
     assert from_json(hostile.headers)["x-customer-note"] == HOSTILE_NOTE
     assert b"<img src=x onerror=alert(1)>" in hostile.body_bytes
@@ -46,7 +46,7 @@ def _check_demo_letters() -> None:
     assert declined.fingerprint == letters["ORD-1011"].fingerprint  # same failure, other card
     demo = authenticate(username="demo", password="dead-letters-demo")
     reviewer = authenticate(username="demo-reviewer", password="dead-letters-demo")
-    assert role_of(demo) == "admin" and role_of(reviewer) == "operator"
+    assert role_of(demo) == "admin" and role_of(reviewer) == "admin"  # only an admin approves a purge
     assert verify_chain().ok
 
 

@@ -59,7 +59,8 @@ def test_capture_with_wait_takes_the_letters_into_custody(memory_broker, manage,
     assert len(fake.queue("orders.dlq")) == 0
     requested = AuditEvent.objects.get(action="job.requested")
     assert (requested.actor_name, requested.reason) == ("olga", "INC-42 triage")
-    assert AuditEvent.objects.get(action="capture").letter_ids == sorted(DeadLetter.objects.values_list("id", flat=True))
+    stored = sorted(DeadLetter.objects.values_list("id", flat=True))
+    assert AuditEvent.objects.get(action="capture").letter_ids == stored
 
 
 def test_capture_without_wait_queues_the_job_for_the_worker(memory_broker, manage):

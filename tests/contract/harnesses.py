@@ -233,7 +233,8 @@ class RabbitMQHarness(Harness):
 
     @contextlib.contextmanager
     def wrong_credentials(self) -> Iterator[BadBroker]:
-        yield BadBroker({**self.broker_settings(), "password": WRONG_SECRET}, ("127.0.0.1:5672", "127.0.0.1:15672"), permanent=True)
+        yield BadBroker({**self.broker_settings(), "password": WRONG_SECRET}, ("127.0.0.1:5672", "127.0.0.1:15672"),
+                        permanent=True)
 
     @contextlib.contextmanager
     def unreachable(self) -> Iterator[BadBroker]:

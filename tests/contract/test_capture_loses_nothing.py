@@ -14,9 +14,9 @@ def test_capture_stores_every_letter_once_and_empties_the_place(harness, dead):
     job = capture(dead, harness.operator)
     assert (job.status, job.done, job.failed) == ("succeeded", len(BODIES), 0), job.error
     letters = letters_of(dead)
-    assert sorted(l.body_bytes for l in letters) == sorted(BODIES)
-    assert {l.origin_queue for l in letters} == {harness.origin}
-    assert {l.state for l in letters} == {"held"}
+    assert sorted(letter.body_bytes for letter in letters) == sorted(BODIES)
+    assert {letter.origin_queue for letter in letters} == {harness.origin}
+    assert {letter.state for letter in letters} == {"held"}
     assert harness.dead_count() == 0
 
     assert capture(dead, harness.operator).done == 0
@@ -35,7 +35,7 @@ def test_a_capture_interrupted_between_commit_and_ack_stores_nothing_twice(harne
     job = capture(dead, harness.operator)
     assert job.status == "succeeded", job.error
     letters = letters_of(dead)
-    assert sorted(l.body_bytes for l in letters) == sorted(BODIES)
+    assert sorted(letter.body_bytes for letter in letters) == sorted(BODIES)
     assert DeadLetter.objects.filter(place=dead).count() == len(BODIES)
     assert harness.dead_count() == 0
 
@@ -47,5 +47,5 @@ def test_a_capture_with_a_limit_takes_that_many_and_leaves_the_rest(harness, dea
     assert len(letters_of(dead)) == 2 and harness.dead_count() == len(BODIES) - 2
 
     assert capture(dead, harness.operator).done == len(BODIES) - 2
-    assert sorted(l.body_bytes for l in letters_of(dead)) == sorted(BODIES)
+    assert sorted(letter.body_bytes for letter in letters_of(dead)) == sorted(BODIES)
     assert harness.dead_count() == 0

@@ -18,4 +18,4 @@ def test_move_delivers_to_the_chosen_destination_and_not_to_the_origin(harness, 
     assert harness.origin_receives() == []
     first.refresh_from_db()
     assert (first.state, first.replayed_to) == ("replayed", target)
-    assert {l.state for l in rest} == {"held"} and len(rest) == len(BODIES) - 1
+    assert {letter.state for letter in rest} == {"held"} and len(rest) == len(BODIES) - 1

@@ -13,16 +13,16 @@ def test_replay_reaches_the_origin_exactly_once_with_the_replay_id(harness, dead
     capture(dead, harness.operator)
     letters = letters_of(dead)
 
-    job = replay(harness.operator, [l.id for l in letters])
+    job = replay(harness.operator, [letter.id for letter in letters])
     assert (job.status, job.done, job.failed) == ("succeeded", len(BODIES), 0), job.log
 
     received = harness.origin_receives()
     assert sorted(body for body, _ in received) == sorted(BODIES)
-    replay_ids = {l.body_bytes: l.replay_id for l in letters_of(dead)}
+    replay_ids = {letter.body_bytes: letter.replay_id for letter in letters_of(dead)}
     for body, headers in received:
         assert headers[REPLAY_ID_HEADER] == replay_ids[body]
         assert headers["trace"] == str(BODIES.index(body)), "the application's own headers go along"
     assert len(set(replay_ids.values())) == len(BODIES)
     assert harness.origin_receives() == [], "each letter reaches the origin once"
-    assert {l.state for l in letters_of(dead)} == {"replayed"}
+    assert {letter.state for letter in letters_of(dead)} == {"replayed"}
     assert AuditEvent.objects.filter(action="replay", outcome="confirmed", job_id=job.pk).exists()

@@ -102,7 +102,7 @@ def same(ours, theirs) -> bool:
     if isinstance(ours, dict):
         return list(ours) == list(theirs) and all(same(ours[k], theirs[k]) for k in ours)
     if isinstance(ours, list):
-        return len(ours) == len(theirs) and all(same(a, b) for a, b in zip(ours, theirs))
+        return len(ours) == len(theirs) and all(same(a, b) for a, b in zip(ours, theirs, strict=True))
     if isinstance(ours, float):
         return struct.pack(">d", ours) == struct.pack(">d", theirs) or (math.isnan(ours) and math.isnan(theirs))
     if isinstance(ours, Decimal):

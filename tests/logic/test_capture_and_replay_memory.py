@@ -118,8 +118,8 @@ def test_mark_failed_then_purge_erases_body_and_keeps_tombstone(memory_broker, o
     run_job(request_job("mark_failed", actor=operator, reason="won't fix", ids=[ids[0]]).pk)
     run_job(request_job("purge", actor=operator, reason="cleanup", ids=ids).pk)
     letters = DeadLetter.objects.order_by("id")
-    assert [l.state for l in letters] == ["purged", "purged"]
-    assert all(l.body_bytes == b"" and l.body_erased for l in letters)
+    assert [letter.state for letter in letters] == ["purged", "purged"]
+    assert all(letter.body_bytes == b"" and letter.body_erased for letter in letters)
     assert AuditEvent.objects.filter(action="purge").get().letter_ids == ids
 
 

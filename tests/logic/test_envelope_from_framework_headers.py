@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -117,7 +117,7 @@ CASES = [
         {
             "exception_type": "System.TimeoutException",
             "origin_queue": "Shipping",
-            "last_failed_at": datetime(2026, 3, 2, 10, 15, 42, 123456, tzinfo=timezone.utc),
+            "last_failed_at": datetime(2026, 3, 2, 10, 15, 42, 123456, tzinfo=UTC),
             ("details", "message_type"): "Messages.ShipOrder",
         },
         "nservicebus",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 scalars = (st.none() | st.booleans() | st.integers(-(2 ** 63), 2 ** 63 - 1) | st.floats(allow_nan=False) | st.text()
            | st.text(alphabet=st.characters(codec=None, categories=None)) | st.binary()
-           | st.datetimes(timezones=st.just(timezone.utc)) | st.decimals(allow_nan=False, allow_infinity=False))
+           | st.datetimes(timezones=st.just(UTC)) | st.decimals(allow_nan=False, allow_infinity=False))
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(st.text(alphabet="ab$", max_size=4), inner, max_size=3), max_leaves=8)
 
@@ -40,7 +40,7 @@ def test_any_header_value_comes_back_exact(value):
 
 def test_the_hard_cases_by_name():
     hard = {"nul": "a\x00b", "surrogate": "x\udc80y", "tag-like": {"$bytes": "not bytes"},
-            "bytes": b"\x00\xff", "when": datetime(2026, 11, 23, tzinfo=timezone.utc), "amount": Decimal("1.10")}
+            "bytes": b"\x00\xff", "when": datetime(2026, 11, 23, tzinfo=UTC), "amount": Decimal("1.10")}
     assert through_postgres(hard) == hard
     assert math.isnan(through_postgres({"x": float("nan")})["x"])
     assert through_postgres([float("inf"), float("-inf")]) == [float("inf"), float("-inf")]

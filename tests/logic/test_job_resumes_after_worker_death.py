@@ -58,7 +58,7 @@ def test_a_job_whose_worker_died_can_be_resumed_by_hand(held_letters, operator):
 def test_a_job_killed_mid_replay_resumes_and_republishes_with_the_same_replay_id(held_letters, operator, settings):
     fake, letters = held_letters
     settings.DLO_BATCH_SIZE = 2
-    job = request_job("replay", actor=operator, reason="r", ids=[l.id for l in letters])
+    job = request_job("replay", actor=operator, reason="r", ids=[letter.id for letter in letters])
     # The worker published the first batch (confirmed) and died before recording it.
     claim(job.pk)
     for letter in letters[:2]:

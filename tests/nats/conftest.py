@@ -19,9 +19,9 @@ from nats.js.api import AckPolicy, ConsumerConfig, RawStreamMsg, StreamConfig
 from nats.js.errors import NotFoundError
 
 from console.brokers import BrokerConfig, PlaceRef
+from console.brokers.asyncloop import LoopThread
 from console.brokers.nats import advisories
 from console.brokers.nats.connection import connect
-from console.brokers.asyncloop import LoopThread
 
 NATS_URL = "nats://127.0.0.1:4222"
 T = TypeVar("T")
@@ -116,7 +116,7 @@ class FailingConsumer:
         deadline = time.monotonic() + 20
         while self.advisories_recorded() < deaths and time.monotonic() < deadline:
             for message in self.fetch(wait=0.5):
-                self.nats(lambda js: message.nak())
+                self.nats(lambda js: message.nak())  # noqa: B023 - called at once
         assert self.advisories_recorded() >= deaths, "the server never gave up on the messages"
 
     def terminate_next(self) -> int:
@@ -159,8 +159,8 @@ class FailingConsumer:
                 actions += [
                     lambda kind=kind: js.delete_consumer(self.advisory_stream,
                                                          advisories.tracker_name(self.stream, self.consumer, kind)),
-                    lambda kind=kind: js.purge_stream(self.advisory_stream,
-                                                      subject=advisories.place_filter(self.stream, self.consumer, kind)),
+                    lambda kind=kind: js.purge_stream(
+                        self.advisory_stream, subject=advisories.place_filter(self.stream, self.consumer, kind)),
                 ]
             for action in actions:
                 try:

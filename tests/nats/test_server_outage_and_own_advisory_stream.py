@@ -67,5 +67,6 @@ def test_advisories_kept_by_another_stream_are_reported_and_can_be_used(private_
     source.terminate_next()
     place = discover_place(broker, source)
     capture(place)
-    assert [(l.reason, l.body_bytes) for l in letters_of(place)] == [("terminated", b"kept by the site's stream")]
+    assert [(letter.reason, letter.body_bytes) for letter in letters_of(place)] == [
+        ("terminated", b"kept by the site's stream")]
     assert advisories.STREAM not in [s.config.name for s in private_tool(lambda js: js.streams_info())]

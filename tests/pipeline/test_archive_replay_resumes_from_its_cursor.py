@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
 from console.models import AuditEvent, Job
 from console.pipeline.archive import archive
-from console.jobs.door.requests import request_job
-from console.services.custody import replay_id
-from console.services.custody import REPLAY_ID_HEADER
+from console.services.custody import REPLAY_ID_HEADER, replay_id
 from console.services.jobs import JobError
 
 pytestmark = pytest.mark.django_db

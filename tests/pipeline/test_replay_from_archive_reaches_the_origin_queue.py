@@ -7,12 +7,11 @@ from datetime import timedelta
 
 import pytest
 
+from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
 from console.models import AuditEvent, Job
 from console.pipeline.archive import archive
-from console.jobs.door.requests import request_job
-from console.services.custody import replay_id
-from console.services.custody import REPLAY_ID_HEADER
+from console.services.custody import REPLAY_ID_HEADER, replay_id
 from tests.pipeline.conftest import NOW
 from tests.rabbitmq.kit import MANAGEMENT_URL, PASSWORD, USER, RabbitKit
 

@@ -63,7 +63,8 @@ def test_the_worker_archives_groups_and_analyses_through_spark_connect(connect_s
     finally:
         worker.kill()
 
-    letters = duckdb.sql(f"SELECT id, body_sha256 FROM read_parquet('{lake}/letters/**/*.parquet') ORDER BY id").fetchall()
+    letters = duckdb.sql(
+        f"SELECT id, body_sha256 FROM read_parquet('{lake}/letters/**/*.parquet') ORDER BY id").fetchall()
     assert [row[0] for row in letters] == list(DeadLetter.objects.order_by("id").values_list("id", flat=True))
     (bodies,), = duckdb.sql(f"SELECT count(*) FROM read_parquet('{lake}/bodies/**/*.parquet')").fetchall()
     assert bodies == len({row[1] for row in letters}) == 7

@@ -46,10 +46,10 @@ def captured(kit, rabbit_broker, operator):
     """A factory: messages published to a fresh work queue, rejected by its consumer into
     ``<work>.dlq``, discovered and captured through the services. Returns (work queue, dead
     place, letters in publish order)."""
+    from console.jobs.door.requests import request_job
     from console.jobs.door.runner import run_job
     from console.models import DeadLetter
     from console.services.brokers import do_discover
-    from console.jobs.door.requests import request_job
 
     def make(base: str, messages: list[tuple]):
         dlq = kit.queue(kit.name(base) + ".dlq")

@@ -126,7 +126,8 @@ class Killer(JobWatch):
         while landed < wanted:
             # Claimed by a worker: running, with a heartbeat newer than the job's (re)queueing.
             self.wait(job, lambda: job.is_finished or (job.status == Job.Status.RUNNING and job.heartbeat_at
-                                                       and job.heartbeat_at >= since), "a worker to claim the job")
+                                                       and job.heartbeat_at >= since),  # noqa: B023 - waited for here
+                      "a worker to claim the job")
             delay = self.random.uniform(0, MAX_DELAY)
             time.sleep(delay)
             self.worker.kill()

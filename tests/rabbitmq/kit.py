@@ -104,8 +104,8 @@ class RabbitKit:
             self.policies.append(name)
         for queue in definitions:
             self.wait_for(
-                lambda: self.http.get(f"/api/queues/%2F/{quote(queue, safe='')}").json().get("policy")
-                == f"dlo-test-{queue}", f"the policy on {queue}")
+                lambda: self.http.get(f"/api/queues/%2F/{quote(queue, safe='')}").json().get("policy")  # noqa: B023
+                == f"dlo-test-{queue}", f"the policy on {queue}")  # noqa: B023 - waited for before the loop moves on
 
     # -- messages -------------------------------------------------------------------------------
 

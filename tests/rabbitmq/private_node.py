@@ -4,8 +4,9 @@ The shared RabbitMQ on 5672 must never be restarted (other tests and engineers u
 test about a broker outage runs this node instead: its own node name, AMQP and distribution
 ports, data and log folders and Erlang cookie (HOME) under the test's tmp folder, no plugins
 unless asked for (``management=True``: the management API, on a port of its own, and the
-shovel), and its own config file instead of the machine's /etc/rabbitmq ones. Stopping and starting keeps the data folder, so durable queues
-and persistent messages live through the restart, as on a real broker.
+shovel), and its own config file instead of the machine's /etc/rabbitmq ones. Stopping and
+starting keeps the data folder, so durable queues and persistent messages live through the
+restart, as on a real broker.
 """
 
 from __future__ import annotations

@@ -79,7 +79,8 @@ def test_through_the_dead_letter_exchange_bindings(kit, adapter):
 
 def test_by_name_convention_with_the_origin_it_names(kit, adapter):
     orders = kit.queue(kit.name("orders"))
-    names = [kit.queue(orders + suffix) for suffix in (".dlq", ".DLQ", "-dead-letter", ".dead-letter", ".error", "_error")]
+    suffixes = (".dlq", ".DLQ", "-dead-letter", ".dead-letter", ".error", "_error")
+    names = [kit.queue(orders + suffix) for suffix in suffixes]
     names.append(kit.queue("dlq." + orders))
     names.append(kit.queue("DLQ." + kit.name("lonely")))
     kit.queue(kit.name("orders-dlq-not"))  # no convention

@@ -6,7 +6,7 @@ last letters and sample, and its letters per day, held and in any state."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, time, timezone
+from datetime import UTC, datetime, time
 
 import pytest
 from django.db import connection
@@ -29,13 +29,14 @@ def counted_from_the_letters(place, states: list[str] | None) -> dict[str, dict]
     letters = DeadLetter.objects.filter(place=place)
     if states is not None:
         letters = letters.filter(state__in=states)
-    groups: dict[str, dict] = defaultdict(lambda: {"count": 0, "origins": set(), "captured": [], "days": defaultdict(int)})
+    groups: dict[str, dict] = defaultdict(
+        lambda: {"count": 0, "origins": set(), "captured": [], "days": defaultdict(int)})
     for fingerprint, origin, captured_at, pk in letters.values_list("fingerprint", "origin_queue", "captured_at", "id"):
         group = groups[fingerprint]
         group["count"] += 1
         group["origins"].add(origin)
         group["captured"].append((captured_at, pk))
-        day = datetime.combine(captured_at.astimezone(timezone.utc).date(), time.min, tzinfo=timezone.utc)
+        day = datetime.combine(captured_at.astimezone(UTC).date(), time.min, tzinfo=UTC)
         group["days"][day] += 1
     return {fingerprint: {"count": g["count"], "origins": sorted(g["origins"]), "places": [place.pk],
                           "first_seen": min(g["captured"])[0], "last_seen": max(g["captured"])[0],

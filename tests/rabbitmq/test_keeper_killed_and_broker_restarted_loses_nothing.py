@@ -48,7 +48,8 @@ def test_every_letter_is_kept_once_through_kills_and_a_broker_restart(private_ra
     history, sent = [], 0
 
     def explain(problem: str) -> str:
-        jobs = "\n".join(f"  job {j.pk} {j.status} done={j.done} error={j.error!r}" for j in Job.objects.filter(kind="keep"))
+        jobs = "\n".join(f"  job {j.pk} {j.status} done={j.done} error={j.error!r}"
+                         for j in Job.objects.filter(kind="keep"))
         return f"{problem} (seed {seed}; DLO_CRASH_SEED reproduces it)\n" + "\n".join(history) + f"\n{jobs}\n" \
                f"keeper log:\n{keeper.log(6000)}"
 

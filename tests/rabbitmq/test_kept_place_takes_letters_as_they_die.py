@@ -39,7 +39,8 @@ def _dies_and_is_kept(kit, work: str, place: DeadPlace, body: bytes) -> float:
     kit.reject(work)
     died = time.monotonic()
     while not DeadLetter.objects.filter(place=place, body=body).exists():
-        assert time.monotonic() - died < IN_CUSTODY_WITHIN, f"{body!r} not in custody {IN_CUSTODY_WITHIN}s after it died"
+        assert time.monotonic() - died < IN_CUSTODY_WITHIN, (
+            f"{body!r} not in custody {IN_CUSTODY_WITHIN}s after it died")
         time.sleep(0.05)
     return time.monotonic() - died
 

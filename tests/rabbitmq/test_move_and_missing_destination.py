@@ -17,14 +17,15 @@ def test_move_puts_letters_in_the_chosen_queue(kit, captured, operator):
     work, place, letters = captured("refunds", [(b"r1", {}), (b"r2", {"tenant": "acme"})])
     chosen = kit.queue(kit.name("refunds-manual"))
 
-    job = request_job("move", actor=operator, reason="handle by hand", ids=[l.id for l in letters], target=chosen)
+    job = request_job("move", actor=operator, reason="handle by hand", ids=[letter.id for letter in letters],
+                      target=chosen)
     assert run_job(job.pk) == "succeeded"
 
     moved = kit.drain(chosen)
     assert [m.body for m in moved] == [b"r1", b"r2"]
     assert moved[1].headers["tenant"] == "acme"
     assert {m.headers[REPLAY_ID_HEADER] for m in moved} == {
-        l.replay_id for l in DeadLetter.objects.filter(place=place)}
+        letter.replay_id for letter in DeadLetter.objects.filter(place=place)}
     assert set(DeadLetter.objects.filter(place=place).values_list("state", "replayed_to")) == {("replayed", chosen)}
     assert kit.depth(work) == 0
 

@@ -3,7 +3,7 @@ input order, returns paired with the right message, properties and headers exact
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -34,7 +34,7 @@ def test_each_result_matches_its_message_across_windows(kit, adapter):
 
 def test_properties_and_typed_headers_leave_exactly_as_given(kit, adapter):
     target = kit.queue(kit.name("typed"))
-    sent_at = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+    sent_at = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
     headers = {
         "when": sent_at, "amount": Decimal("12.50"), "attempt": 3, "flag": True, "nothing": None,
         "nested": {"list": [1, "two", b"\x03"]}, "raw": b"\x00\xff",
@@ -76,5 +76,6 @@ def test_a_header_amqp_cannot_carry_is_refused_without_breaking_the_window(kit, 
         Outgoing("c", target, b"3", {"n": 3}, {}),
     ], window=10)
     assert [r.ok for r in results] == [True, False, True]
-    assert results[1].error == "its properties cannot be encoded: n error: Unsupported numeric value: 18446744073709551616"
+    assert results[1].error == ("its properties cannot be encoded: n error: "
+                                "Unsupported numeric value: 18446744073709551616")
     assert [(m.body, m.headers) for m in kit.drain(target)] == [(b"1", {"n": 1}), (b"3", {"n": 3})]

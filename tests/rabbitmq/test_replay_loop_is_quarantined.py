@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.jobs.door.runner import run_job
 from console.jobs.automation.rules_at_work import apply_rules
+from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job
 from console.services.audit import verify_chain
 from console.services.safeguards import rules_may_replay

@@ -61,7 +61,8 @@ def test_a_shovel_job_moves_the_whole_queue_byte_for_byte_and_the_counts_prove_i
     kit.wait_depth(place.name, 2000)
     target = kit.queue(kit.name("invoices-by-hand"))
 
-    job = request_job("shovel", place=place, target=target, actor=operator, reason="INC-7 hand the queue over", ticket="INC-7")
+    job = request_job("shovel", place=place, target=target, actor=operator, reason="INC-7 hand the queue over",
+                      ticket="INC-7")
     assert (job.kind, job.params["target"], job.expected, job.total) == ("shovel", target, 2000, 2000)
     assert run_job(job.pk) == "succeeded"
 
@@ -82,7 +83,8 @@ def test_a_shovel_job_moves_the_whole_queue_byte_for_byte_and_the_counts_prove_i
     assert (requested.target, requested.count, requested.place_name, requested.ticket) == (target, 2000, place.name,
                                                                                           "INC-7")
     outcome = AuditEvent.objects.get(action="shovel", job_id=job.pk)
-    assert (outcome.outcome, outcome.count, outcome.target, outcome.place_name) == ("verified", 2000, target, place.name)
+    assert (outcome.outcome, outcome.count, outcome.target, outcome.place_name) == (
+        "verified", 2000, target, place.name)
     assert outcome.details["before"]["source"] == 2000 and outcome.details["after"]["source"] == 0
     assert outcome.details["after"]["target"] - outcome.details["before"]["target"] == 2000
 

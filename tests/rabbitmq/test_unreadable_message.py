@@ -21,9 +21,9 @@ def nested(depth: int) -> dict:
 
 
 def test_a_message_too_deep_to_read_fails_the_capture_clearly_and_stays(kit, rabbit_broker, operator):
+    from console.jobs.door.requests import request_job
     from console.jobs.door.runner import run_job
     from console.services.brokers import do_discover
-    from console.jobs.door.requests import request_job
 
     dlq = kit.queue(kit.name("deep") + ".dlq")
     limit = sys.getrecursionlimit()

@@ -3,14 +3,14 @@ test_xdeath_cases.py)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from console.brokers.rabbitmq.xdeath import envelope_from_headers
 
-T1 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-T2 = datetime(2026, 1, 2, 3, 4, 9, tzinfo=timezone.utc)
+T1 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+T2 = datetime(2026, 1, 2, 3, 4, 9, tzinfo=UTC)
 
 
 def death(queue, reason, count=1, time=T1, exchange="", keys=None):
@@ -58,6 +58,6 @@ def test_hostile_values_are_read_not_trusted():
     envelope = envelope_from_headers({"x-death": deaths, "x-delivery-count": 4, "x-first-death-queue": "q"})
     assert (envelope.origin_queue, envelope.reason, envelope.death_count) == ("q\ufffd", "rejected", 7)
     assert envelope.routing_key == "" and envelope.origin_address == ""
-    assert envelope.first_failed_at == datetime.fromtimestamp(1767323045, tz=timezone.utc)
+    assert envelope.first_failed_at == datetime.fromtimestamp(1767323045, tz=UTC)
     assert envelope.details["delivery_count"] == 4
     assert envelope.details["first_death"] == {"queue": "q"}

@@ -22,7 +22,7 @@ def held(redis_client, poisoned, redis_broker, operator):
 def test_move_to_another_existing_stream(redis_client, names, held, operator):
     parking = names("parking")
     redis_client.xgroup_create(parking, "auditors", id="$", mkstream=True)
-    job = move(operator, [l.id for l in held], parking)
+    job = move(operator, [letter.id for letter in held], parking)
     assert (job.status, job.done, job.failed) == ("succeeded", 2, 0)
     entries = redis_client.xrange(parking)
     assert [fields[b"body"] for _, fields in entries] == [b"m0", b"m1"]

@@ -24,7 +24,7 @@ def test_poison_entries_are_discovered_captured_and_replayed_once(redis_client, 
     job = capture(place, operator)
     assert (job.status, job.done) == ("succeeded", 3)
     letters = list(DeadLetter.objects.order_by("id"))
-    assert [bytes(l.body) for l in letters] == [f'{{"order": {i}}}'.encode() for i in range(3)]
+    assert [bytes(letter.body) for letter in letters] == [f'{{"order": {i}}}'.encode() for i in range(3)]
     first = letters[0]
     assert first.message_id == f"{poisoned.stream}:{ids[0].decode()}"
     assert (first.origin_queue, first.origin_address, first.reason, first.death_count) == (
@@ -37,12 +37,12 @@ def test_poison_entries_are_discovered_captured_and_replayed_once(redis_client, 
     # The console's claiming consumer does not linger in the group.
     assert [c["name"] for c in redis_client.xinfo_consumers(poisoned.stream, poisoned.group)] == [b"worker-1"]
 
-    job = replay(operator, [l.id for l in letters])
+    job = replay(operator, [letter.id for letter in letters])
     assert (job.status, job.done, job.failed) == ("succeeded", 3, 0)
     delivered = poisoned.read_new()
     assert [fields[b"body"] for _, fields in delivered] == [f'{{"order": {i}}}'.encode() for i in range(3)]
     assert [fields[b"x-dlo-replay-id"].decode() for _, fields in delivered] == [
-        l.replay_id for l in DeadLetter.objects.order_by("id")]
+        letter.replay_id for letter in DeadLetter.objects.order_by("id")]
     assert [list(fields) for _, fields in delivered] == [[b"body", b"sku", b"x-dlo-replay-id"]] * 3
     assert poisoned.read_new() == []  # exactly once
     assert set(DeadLetter.objects.values_list("state", flat=True)) == {"replayed"}
@@ -70,7 +70,8 @@ def test_a_replay_acks_the_original_entry_when_the_capture_never_did(redis_clien
     assert copy[1][b"body"] == b"crash"
 
 
-def test_a_replayed_entry_that_fails_again_comes_back_linked_to_its_letter(redis_client, poisoned, redis_broker, operator):
+def test_a_replayed_entry_that_fails_again_comes_back_linked_to_its_letter(redis_client, poisoned, redis_broker,
+                                                                           operator):
     from console.models import Job
 
     redis_client.xadd(poisoned.stream, {"body": "still broken"})

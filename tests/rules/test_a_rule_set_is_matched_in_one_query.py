@@ -21,7 +21,8 @@ def test_every_match_kind_in_one_query_as_each_rule_alone(memory_broker):
     place = memory_place(memory_broker)
     other = memory_place(memory_broker, origin="billing")
     for n in range(12):
-        store_letter(place if n % 3 else other, json.dumps({"order": {"status": ["paid", "open"][n % 2], "n": n}}).encode(),
+        store_letter(place if n % 3 else other,
+                     json.dumps({"order": {"status": ["paid", "open"][n % 2], "n": n}}).encode(),
                      headers={"tenant": f"t{n % 4}"}, reason=["rejected", "expired"][n % 2],
                      exception_type=["ValueError", "KeyError", ""][n % 3], exception_message=f"currency EU{n}",
                      death_count=n % 5, origin=["orders", "billing"][n % 2])

@@ -5,7 +5,7 @@ origins are counted apart, in the order their letters arrive within one batch.""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,7 +17,7 @@ from tests.web.factory import memory_place
 
 pytestmark = pytest.mark.django_db
 
-START = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 def arrival(origin: str, exception: str, minute: float) -> Received:

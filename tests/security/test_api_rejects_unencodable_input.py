@@ -61,7 +61,8 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
     from console.services.rules import do_create_rule
 
     letter = store_letter(place)
-    ids = {"broker_id": place.broker_id, "place_id": place.pk, "letter_id": letter.pk, "fingerprint": letter.fingerprint,
+    ids = {"broker_id": place.broker_id, "place_id": place.pk, "letter_id": letter.pk,
+           "fingerprint": letter.fingerprint,
            "job_id": job["id"], "origin_id": Origin.objects.get().pk,
            "rule_id": do_create_rule(actor="tests", name="a rule to name", action={"kind": "hold"}).pk,
            "redaction_rule_id": do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk,

@@ -40,7 +40,8 @@ def test_make_use_and_revoke_a_token(client, operator):
 
     client.post(reverse("token-revoke", args=[operator.pk]), follow=True)
     assert _api_status(new_key) == "refused" and not Token.objects.filter(user=operator).exists()
-    actions = list(AuditEvent.objects.filter(action__startswith="token.").order_by("id").values_list("action", "actor_name"))
+    actions = list(AuditEvent.objects.filter(action__startswith="token.").order_by("id")
+                   .values_list("action", "actor_name"))
     assert actions == [("token.created", "olga"), ("token.created", "olga"), ("token.revoked", "olga")]
     assert not AuditEvent.objects.filter(details__icontains=key[4:]).exists()
 

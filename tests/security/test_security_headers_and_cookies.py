@@ -39,7 +39,8 @@ def test_with_tls_on_the_settings_turn_on_hsts_and_secure_cookies():
            "DJANGO_SETTINGS_MODULE": "console.settings",
            "DATABASE_URL": "postgres://nobody@127.0.0.1:1/unused"}  # only read, never connected to
     code = ("import json; from django.conf import settings as s; print(json.dumps([s.SECURE_HSTS_SECONDS, "
-            "s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SESSION_EXPIRE_AT_BROWSER_CLOSE, s.SECURE_SSL_REDIRECT]))")
+            "s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SESSION_EXPIRE_AT_BROWSER_CLOSE, "
+            "s.SECURE_SSL_REDIRECT]))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == [31536000, True, True, True, True]
 

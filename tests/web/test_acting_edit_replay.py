@@ -32,7 +32,7 @@ def _edit(client, letter, **data):
 
 def test_the_letter_page_offers_the_body_and_tagged_headers_to_edit(signed_in, letter):
     html = signed_in.get(reverse("letter", args=[letter.pk])).content.decode()
-    assert 'action="/letters/%d/edit/"' % letter.pk in html
+    assert f'action="/letters/{letter.pk}/edit/"' in html
     assert "&quot;currency&quot;: &quot;EUR&quot;" in html  # the body in the text area, escaped
     assert "&quot;$bytes&quot;: &quot;AAE=&quot;" in html  # bytes stay tagged in the headers editor
     assert '<option value="text" selected>' in html

@@ -70,7 +70,8 @@ def test_a_job_that_paused_itself_says_why_and_resuming_starts_a_new_canary(sign
     Job.objects.filter(pk=job.pk).update(pause_reason=why, watch={"base_done": 0, "canary_passed": False})
     finish(job, Job.Status.PAUSED, "paused itself")
     page = signed_in.get(reverse("job", args=[job.pk])).content.decode()
-    assert "Paused itself: canary: 2 of 2 letters came back within 30s (100.0%), above the threshold of 5% &lt;b&gt;" in page
+    assert ("Paused itself: canary: 2 of 2 letters came back within 30s (100.0%), above the threshold of 5% "
+            "&lt;b&gt;") in page
     signed_in.post(reverse("job-resume", args=[job.pk]), {"reason": "fixed"})
     job.refresh_from_db()
     assert job.status == Job.Status.QUEUED and job.pause_reason == "" and job.watch == {"resumed": True}

@@ -47,7 +47,8 @@ def test_select_all_freezes_the_filter_and_ignores_letters_that_arrive_after_the
 
     late = [store_letter(place, b"order 7 bad"), store_letter(place, b"order 8 bad")]
     arrived = signed_in.get(reverse("action-arrived"), {"token": _token(preview)}, HTTP_HX_REQUEST="true")
-    assert "2 new matching letters arrived since this preview; this action leaves them alone." in arrived.content.decode()
+    said = arrived.content.decode()
+    assert "2 new matching letters arrived since this preview; this action leaves them alone." in said
 
     response = _confirm(signed_in, preview, reason="fixed the currency table", ticket="INC-7")
     job = Job.objects.get()
@@ -61,7 +62,8 @@ def test_select_all_freezes_the_filter_and_ignores_letters_that_arrive_after_the
 
 def test_the_preview_counts_letters_per_origin_and_says_where_they_go(signed_in, place, letters):
     html = _preview(signed_in, place, action="replay", select_all="1").content.decode()
-    rows = re.findall(r"<tr>\s*<td>mem</td>\s*<td>([^<]*)</td>\s*<td>(.*?)</td>\s*<td class=\"num\">(\d+)</td>", html, re.S)
+    rows = re.findall(r"<tr>\s*<td>mem</td>\s*<td>([^<]*)</td>\s*<td>(.*?)</td>\s*<td class=\"num\">(\d+)</td>",
+                      html, re.S)
     assert [(origin, count) for origin, _, count in rows] == [("orders", "3"), ("payments", "2"), ("unknown", "1")]
     assert "<code>orders</code>" in rows[0][1] and "none: these will be refused" in rows[2][1]
 

@@ -28,7 +28,8 @@ def _reasons(response) -> list[str]:
 def test_newest_first_with_filters(signed_in):
     _record(2, "olga", "replay")
     _record(2, "ivan", "purge")
-    assert _reasons(signed_in.get(reverse("audit"))) == ["ivan purge 1", "ivan purge 0", "olga replay 1", "olga replay 0"]
+    assert _reasons(signed_in.get(reverse("audit"))) == ["ivan purge 1", "ivan purge 0", "olga replay 1",
+                                                         "olga replay 0"]
     assert _reasons(signed_in.get(reverse("audit"), {"actor": "olga"})) == ["olga replay 1", "olga replay 0"]
     assert _reasons(signed_in.get(reverse("audit"), {"action": "purge"})) == ["ivan purge 1", "ivan purge 0"]
 

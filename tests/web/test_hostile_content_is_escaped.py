@@ -40,7 +40,7 @@ def test_the_letter_list_escapes_the_preview_origin_and_exception(signed_in, pla
 
 
 def test_a_hostile_json_body_is_escaped_when_pretty_printed(signed_in, place):
-    letter = store_letter(place, ('{"html": "%s"}' % XSS_IMG).encode())
+    letter = store_letter(place, f'{{"html": "{XSS_IMG}"}}'.encode())
     html = signed_in.get(reverse("letter", args=[letter.pk])).content.decode()
     assert "body-json" in html and "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
 

@@ -17,7 +17,7 @@ def test_inventory_lists_broker_health_and_places_with_held_letters(signed_in, p
     store_letter(place)
     html = signed_in.get(reverse("inventory")).content.decode()
     assert "mem" in html and "memory" in html  # broker name and its version after discovery
-    assert 'href="/places/%d/"' % place.pk in html and "orders.dlq" in html
+    assert f'href="/places/{place.pk}/"' in html and "orders.dlq" in html
     assert '<td class="num">2</td>' in html  # held in custody
     assert "<td>convention</td>" in html  # how it was found
 

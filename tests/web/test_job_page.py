@@ -23,7 +23,7 @@ def job(place, operator):
 
 def test_the_full_page_shows_the_job_and_polls_while_it_runs(signed_in, job):
     html = signed_in.get(reverse("job", args=[job.pk])).content.decode()
-    assert "<h1>Job %d: Mark Failed</h1>" % job.pk in html
+    assert f"<h1>Job {job.pk}: Mark Failed</h1>" in html
     assert "won&#x27;t fix" in html and "olga" in html and "Queued" in html
     assert f'hx-get="/jobs/{job.pk}/" hx-trigger="every 1s"' in html
     assert 'max="3" value="0"' in html and "Cancel job" in html

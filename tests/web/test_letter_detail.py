@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from django.urls import reverse
@@ -16,10 +16,10 @@ from tests.web.factory import store_letter
 pytestmark = pytest.mark.django_db
 
 X_DEATH = [
-    {"count": 3, "reason": "rejected", "queue": "orders", "time": datetime(2026, 3, 1, 12, 0, 5, tzinfo=timezone.utc),
+    {"count": 3, "reason": "rejected", "queue": "orders", "time": datetime(2026, 3, 1, 12, 0, 5, tzinfo=UTC),
      "exchange": "shop", "routing-keys": ["order.created", "order.eu"]},
     {"count": 1, "reason": "expired", "queue": "orders.retry",
-     "time": int(datetime(2026, 3, 1, 11, 0, tzinfo=timezone.utc).timestamp()),  # as seconds, undecoded
+     "time": int(datetime(2026, 3, 1, 11, 0, tzinfo=UTC).timestamp()),  # as seconds, undecoded
      "exchange": "", "routing-keys": [b"orders.retry"], "original-expiration": b"60000"},
 ]
 

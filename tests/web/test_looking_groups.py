@@ -22,7 +22,8 @@ def letters(place, memory_broker):
     for _ in range(4):
         made.append(store_letter(place, exception_type="KeyError", exception_message="'customer_7'"))
     for n in range(3):  # the numbers differ; the normalised message, so the group, does not
-        made.append(store_letter(place, exception_type="TimeoutError", exception_message=f"read timed out after {n} ms"))
+        made.append(store_letter(place, exception_type="TimeoutError",
+                                 exception_message=f"read timed out after {n} ms"))
     made.append(store_letter(place, reason="expired"))
     made.append(store_letter(other, origin="payments", exception_type="KeyError", exception_message="'customer_7'"))
     return made
@@ -34,7 +35,8 @@ def test_group_counts_match_an_independent_count(letters, place):
     assert {g.fingerprint: g.count for g in groups} == expected
     assert [g.count for g in groups] == sorted(expected.values(), reverse=True)
     biggest = groups[0]
-    assert (biggest.exception_type, biggest.exception_message, biggest.origins) == ("KeyError", "'customer_7'", ["orders"])
+    assert (biggest.exception_type, biggest.exception_message, biggest.origins) == (
+        "KeyError", "'customer_7'", ["orders"])
 
 
 def test_the_view_across_places_lists_each_place_of_a_group(signed_in, letters, place):
