@@ -17,4 +17,4 @@ class ConsoleConfig(AppConfig):
         connect_the_worker()  # the door's one enqueue sends jobs to run_job (console.jobs.door.queueing)
         # Job.kind takes its choices from the kind registry, which the models cannot import (a
         # layer above them); a callable, so a new kind needs no migration.
-        Job._meta.get_field("kind").choices = kinds.choices
+        Job._meta.get_field("kind").choices = kinds.choices  # type: ignore[assignment]  # Django 5 takes a callable

@@ -100,11 +100,11 @@ def _queue_refusals(scope: Scope, queues: list[Queue], topology: Topology):
     """(queue, refusal) for each of ``queues`` the scope does not let one publish into."""
     from console.models import DeadPlace
 
-    queues = [q for q in dict.fromkeys(queues) if q[1] and q[0] not in scope.brokers]
+    queues = [q for q in dict.fromkeys(queues) if q[1] and not scope.allows(q[0], None)]
     if not queues:
         return
     mine: dict[int, set[tuple[str, str]]] = {}
-    for broker_id, name, place_scope in DeadPlace.objects.filter(pk__in=scope.places).values_list(
+    for broker_id, name, place_scope in DeadPlace.objects.filter(pk__in=scope.place_ids).values_list(
             "broker_id", "name", "scope"):
         mine.setdefault(broker_id, set()).add((name, place_scope))
     queues = [q for q in queues if (q[1], q[2]) not in mine.get(q[0], set())]

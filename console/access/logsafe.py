@@ -59,9 +59,8 @@ def _known_passwords() -> list[str]:
         return []  # a log line written while loading them (e.g. the SQL logger)
     _loading.active = True
     try:
-        from console.models import Broker
-
         from console import secrets
+        from console.models import Broker
 
         tokens = Broker.objects.exclude(password_encrypted="").values_list("password_encrypted", flat=True)
         loaded = {secrets.decrypt(token) for token in tokens} - {""}
@@ -121,5 +120,5 @@ def install_record_factory() -> None:
     def factory(*args, **kwargs):
         return mask_record(current(*args, **kwargs))
 
-    factory._dlo_masking = True
+    factory._dlo_masking = True  # type: ignore[attr-defined]  # our mark on the factory, read above
     logging.setLogRecordFactory(factory)

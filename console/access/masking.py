@@ -116,6 +116,7 @@ class MaskedSerializerMixin:
     Subclasses with content of their own (a letter's body) override :meth:`mask`."""
 
     safe_fields: tuple[str, ...] = ()
+    fields: Any  # the serializer's own (this is its mixin)
 
     def to_representation(self, instance):
         data = super().to_representation(instance)

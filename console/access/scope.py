@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
+
 from console.refusals import Forbidden
 
 
@@ -47,9 +48,14 @@ class Scope:
         return self.brokers is None
 
     def allows(self, broker_id: int | None, place_id: int | None) -> bool:
-        if self.unlimited:
+        if self.brokers is None or self.places is None:  # unlimited
             return True
         return broker_id in self.brokers or place_id in self.places
+
+    @property
+    def place_ids(self) -> frozenset[int]:
+        """The places of a limited scope (none named for an unlimited one)."""
+        return self.places or frozenset()
 
 
 UNLIMITED = Scope(None, None)
@@ -87,11 +93,12 @@ def _rule_scope(actor) -> Scope:
     base = scope_of(actor.user) if actor.user is not None else NOWHERE
     if actor.place_id is not None:
         broker_id = DeadPlace.objects.filter(pk=actor.place_id).values_list("broker_id", flat=True).first()
-        return Scope(frozenset(), frozenset({actor.place_id}) if base.allows(broker_id, actor.place_id) else frozenset())
+        places = frozenset({actor.place_id}) if base.allows(broker_id, actor.place_id) else frozenset()
+        return Scope(frozenset(), places)
     if actor.broker_id is not None:
-        if base.unlimited or actor.broker_id in base.brokers:
+        if base.allows(actor.broker_id, None):
             return Scope(frozenset({actor.broker_id}), frozenset())
-        return Scope(frozenset(), frozenset(DeadPlace.objects.filter(pk__in=base.places, broker_id=actor.broker_id)
+        return Scope(frozenset(), frozenset(DeadPlace.objects.filter(pk__in=base.place_ids, broker_id=actor.broker_id)
                                             .values_list("pk", flat=True)))
     return base
 
@@ -122,8 +129,19 @@ def _all_within(scope: Scope, concerns: QuerySet) -> Q:
 
 def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
     from console.models import (
-        AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, Delivery, FailureGroupHistory, GroupCount,
-        GroupNote, Job, Origin, Rule, Subscription,
+        AuditEvent,
+        AuditEventPlace,
+        Broker,
+        DeadLetter,
+        DeadPlace,
+        Delivery,
+        FailureGroupHistory,
+        GroupCount,
+        GroupNote,
+        Job,
+        Origin,
+        Rule,
+        Subscription,
     )
 
     model = queryset.model
@@ -146,7 +164,7 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
         # An origin of an allowed broker; or one that letters of an allowed place came from
         # (its name and streak say no more than those letters do).
         from_allowed_place = DeadLetter.objects.filter(
-            place_id__in=scope.places, broker_id=OuterRef("broker_id"), place__scope=OuterRef("scope"),
+            place_id__in=scope.place_ids, broker_id=OuterRef("broker_id"), place__scope=OuterRef("scope"),
             origin_queue=OuterRef("name"))
         return queryset.filter(Q(broker_id__in=scope.brokers) | Q(Exists(from_allowed_place)))
     if model is Rule:

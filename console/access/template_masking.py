@@ -25,7 +25,7 @@ import datetime
 import decimal
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.template.base import Template, VariableNode
@@ -51,8 +51,8 @@ def plain(value: Any) -> Any:
     return value
 
 
-shown.is_safe = False  # a masked text is escaped like any text
-plain.is_safe = True
+shown.is_safe = False  # type: ignore[attr-defined]  # Django reads a filter's is_safe: escape a masked text
+plain.is_safe = True  # type: ignore[attr-defined]  # the value is the code's own
 
 
 def masked_for_page(value: Any, redactor: Redactor) -> Any:
@@ -124,7 +124,7 @@ def mask_variables(template: Template) -> None:
     """Put ``shown`` at the head of every variable's filter chain in ``template`` (but those
     marked ``plain``), and mask the variables its filters take as arguments."""
     for node in template.nodelist.get_nodes_by_type(VariableNode):
-        expression = node.filter_expression
+        expression = cast(VariableNode, node).filter_expression
         if is_plain(expression) or is_masked(expression):
             continue
         expression.filters = [(shown, []), *[

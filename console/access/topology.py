@@ -52,7 +52,7 @@ class Topology:
             except BrokerError as exc:
                 self._unasked.update((queue, f"{broker.name} could not be asked: {exc.message}") for queue in asked)
                 continue
-            for queue, policy in zip(asked, told):
+            for queue, policy in zip(asked, told, strict=True):  # one policy per place asked
                 self._fed[queue] = frozenset((name, scope) for name, scope in policy.dead_places)
 
     def dead_places(self, queue: Queue) -> frozenset[tuple[str, str]]:

@@ -5,6 +5,8 @@ Self-approval answers 403 (and is audited); a job that no longer waits answers 4
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 from rest_framework.response import Response
@@ -21,8 +23,9 @@ from console.models import Job
 class ApprovalJobSerializer(JobSerializer):
     """A job with its two-person-rule fields."""
 
-    approved_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    refused_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    approved_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="username",
+                                                                                read_only=True)
+    refused_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta(JobSerializer.Meta):
         fields = [*JobSerializer.Meta.fields, "approval_requested", "expires_at", "approved_by", "approved_at",

@@ -9,6 +9,9 @@ the label) is the description.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, cast
+
 from django import forms
 from django_filters import FilterSet
 from drf_spectacular.types import OpenApiTypes
@@ -25,10 +28,12 @@ def _schema(field: forms.Field) -> dict | OpenApiTypes:
     if isinstance(field, FlagField):
         return OpenApiTypes.BOOL
     if isinstance(field, forms.ChoiceField):
-        return {"type": "string", "enum": [str(value) for value, _ in field.choices if value != ""]}
+        choices = cast("Iterable[tuple[Any, Any]]", field.choices)
+        return {"type": "string", "enum": [str(value) for value, _ in choices if value != ""]}
     schema: dict = {"type": "string"}
-    if getattr(field, "max_length", None):
-        schema["maxLength"] = field.max_length
+    max_length = getattr(field, "max_length", None)
+    if max_length:
+        schema["maxLength"] = max_length
     return schema
 
 

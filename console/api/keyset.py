@@ -7,7 +7,8 @@ row exactly once. The cursor is the last id of the page (clients may treat it as
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from typing import Any
+
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
@@ -41,11 +42,11 @@ class KeysetPagination(BasePagination):
 
     descending = False
 
-    def paginate_queryset(self, queryset: QuerySet, request, view=None) -> list:
+    def paginate_queryset(self, queryset: Any, request, view=None) -> list:
         self.request = request
         after = _positive_int(request.query_params.get("cursor"), "cursor", None)
-        size = min(_positive_int(request.query_params.get("page_size"), "page_size", DEFAULT_PAGE_SIZE),
-                   MAX_PAGE_SIZE)
+        size = min(_positive_int(request.query_params.get("page_size"), "page_size", DEFAULT_PAGE_SIZE)
+                   or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
         if after is not None:
             queryset = queryset.filter(id__lt=after) if self.descending else queryset.filter(id__gt=after)
         rows = list(queryset.order_by("-id" if self.descending else "id")[: size + 1])

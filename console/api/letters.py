@@ -7,6 +7,7 @@ them); a body that is not valid UTF-8 leaves as base64, never as mangled text.
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 from django.db.models import BinaryField, QuerySet
 from django.db.models.functions import Substr
@@ -48,7 +49,8 @@ class BodySerializer(MaskedSerializer):
 
 
 class LineageSerializer(MaskedSerializer):
-    parent = ApiIntegerField(allow_null=True, help_text="The letter whose replay died again as this one")
+    parent = ApiIntegerField(allow_null=True,  # type: ignore[assignment]  # the payload's key, not DRF's Field.parent
+                             help_text="The letter whose replay died again as this one")
     returns = serializers.ListField(child=ApiIntegerField(),
                                     help_text="Letters that came back after replays of this one")
 
@@ -132,7 +134,7 @@ class LetterSerializer(LetterSummarySerializer):
         return {"parent": letter.parent_id, "returns": list(returns.order_by("id").values_list("id", flat=True))}
 
     @extend_schema_field(AuditEventSerializer(many=True))
-    def get_audit(self, letter: DeadLetter) -> list:
+    def get_audit(self, letter: DeadLetter) -> Any:
         events = visible(self._reader(), AuditEvent.objects.filter(letter_ids__contains=[letter.pk])).order_by("id")
         return AuditEventSerializer(events, many=True, context=self.context).data
 
@@ -151,7 +153,8 @@ class LetterList(generics.ListAPIView):
         # For a viewer, filters on content find only what the masked letters still show; the
         # page is confirmed from the cursor on, like the place page (visible_matches).
         try:
-            self.matches = visible_matches(self.request.user, self.request.query_params,
+            self.matches = visible_matches(self.request.user,  # type: ignore[arg-type]  # signed in: a User
+                                           self.request.query_params,
                                            visible(self.request.user, DeadLetter.objects.all()),
                                            after=cursor_of(self.request))
         except SelectionError as exc:

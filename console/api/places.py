@@ -3,6 +3,8 @@ place on the broker (shovel)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Count, Q, QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
@@ -94,7 +96,7 @@ class PlaceDetail(generics.RetrieveAPIView):
 class PlaceJob(APIView):
     """Base of the jobs on a whole place: one request, 202 with the job, 400 with the refusal."""
 
-    given = CaptureSerializer
+    given: type[serializers.Serializer[Any]] = CaptureSerializer
     kind = "capture"
 
     def start_job(self, request, place_id: int) -> Response:

@@ -1,23 +1,26 @@
 """The domain: brokers, dead places, dead letters, jobs and the audit chain."""
 
+from console.models import lookups  # noqa: F401  (registers __any)
 from console.models.access import RoleScope
+from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
 from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.broker import Broker
 from console.models.group_work import GroupNote, GroupTriage
-from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
-from console.models import lookups  # noqa: F401  (registers __any)
 from console.models.letter import DeadLetter, GroupCount, LetterDocument, LetterSearch, LetterState, PendingAck
 from console.models.notify import Channel, Delivery, Subscription
 from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
-from console.models.signin import SignInFailure
 from console.models.redaction import RedactionRule
 from console.models.rule import LetterHandling, Rule, RuleInbox, RuleVersion
+from console.models.signin import SignInFailure
 
 __all__ = [
-    "ArrivalCell", "AuditEvent", "AuditEventPlace", "Broker", "BusyName", "Channel", "Delivery", "DeadLetter", "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
+    "ArrivalCell", "AuditEvent", "AuditEventPlace", "Broker", "BusyName", "Channel", "Delivery", "DeadLetter",
+    "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
-    "LakeWatermark", "LetterDocument", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat", "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleInbox", "RuleVersion", "Subscription",
+    "LakeWatermark", "LetterDocument", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat",
+    "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleInbox", "RuleVersion",
+    "Subscription",
 ]

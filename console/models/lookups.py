@@ -20,6 +20,6 @@ class AnyOf(Lookup):
     def get_prep_lookup(self) -> Any:
         return [self.lhs.output_field.get_prep_value(value) for value in self.rhs]
 
-    def as_sql(self, compiler, connection) -> tuple[str, list[Any]]:
+    def as_sql(self, compiler, connection) -> tuple[str, tuple[Any, ...]]:
         lhs, params = self.process_lhs(compiler, connection)
-        return f"{lhs} = ANY(%s)", [*params, list(self.rhs)]
+        return f"{lhs} = ANY(%s)", (*params, list(self.rhs))

@@ -26,6 +26,7 @@ value per letter.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -150,7 +151,8 @@ def outcomes(cube: DataFrame) -> list[dict]:
     aggregation of the cube by grouping sets, so the cube is computed once."""
     flag = lambda name: F.sum(F.col(name)).alias(name)  # noqa: E731
     counted = cube.groupingSets([["group"], ["origin"], []], "group", "origin").agg(
-        F.sum("letters").alias("letters"), F.sum(F.when(F.col("minutes").isNotNull(), F.col("letters"))).alias("resolved"),
+        F.sum("letters").alias("letters"),
+        F.sum(F.when(F.col("minutes").isNotNull(), F.col("letters"))).alias("resolved"),
         flag("replayed"), flag("failed"), flag("came_back"), F.sum("recurred").alias("recurrences"),
         # Exact, weighted by each (key, minutes) row's letters; null where nothing was resolved.
         F.percentile("minutes", list(PERCENTILES.values()), F.col("letters")).alias("percentiles"),
@@ -162,7 +164,8 @@ def outcomes(cube: DataFrame) -> list[dict]:
         kind = GROUPING_SETS[outcome.pop("set")]
         numbers = {"group": outcome.pop("group"), "origin": outcome.pop("origin"), "": 0}
         percentiles = outcome.pop("percentiles") or [None] * len(PERCENTILES)
-        found.append({"kind": kind, "key": numbers[KEYINGS[kind]], **outcome, **dict(zip(PERCENTILES, percentiles))})
+        found.append({"kind": kind, "key": numbers[KEYINGS[kind]], **outcome,
+                      **dict(zip(PERCENTILES, percentiles, strict=True))})
     return found
 
 
@@ -173,7 +176,8 @@ def compute_analytics(letters: DataFrame, events: DataFrame) -> Analytics:
     and every (fingerprint, broker, origin) there is, which the driver numbers; then the letters,
     joined to those numbers, go through the resolutions, the window and into a cube of (group,
     origin, minutes), from which one more aggregation gives every outcome figure."""
-    letters = letters.withColumns({name: F.coalesce(name, F.lit("")) for name in ("fingerprint", "broker", "origin_queue")})
+    letters = letters.withColumns({name: F.coalesce(name, F.lit(""))
+                                   for name in ("fingerprint", "broker", "origin_queue")})
     combos, busiest, cells = names_and_arrivals(letters)
     groups = {fingerprint: number for number, fingerprint in enumerate(sorted({c[2] for c in combos}))}
     origins = {origin: number for number, origin in enumerate(sorted({c[:2] for c in combos}))}
@@ -184,9 +188,11 @@ def compute_analytics(letters: DataFrame, events: DataFrame) -> Analytics:
         F.count(F.lit(1)).alias("letters"), *[F.sum(F.col(flag).cast("long")).alias(flag)
                                               for flag in ("replayed", "failed", "came_back", "recurred")],
     )
-    by_number = {OutcomeStat.Kind.GROUP: {n: {"fingerprint": fp} for fp, n in groups.items()},
-                 OutcomeStat.Kind.ORIGIN: {n: {"broker": b, "origin": o} for (b, o), n in origins.items()},
-                 OutcomeStat.Kind.ALL: {0: {}}}
+    by_number: dict[str, dict[int, dict[str, Any]]] = {
+        OutcomeStat.Kind.GROUP: {n: {"fingerprint": fp} for fp, n in groups.items()},
+        OutcomeStat.Kind.ORIGIN: {n: {"broker": b, "origin": o} for (b, o), n in origins.items()},
+        OutcomeStat.Kind.ALL: {0: {}},
+    }
     found = outcomes(cube)
     for outcome in found:
         outcome.update(by_number[outcome["kind"]][outcome.pop("key")])
@@ -212,7 +218,8 @@ def names_and_arrivals(letters: DataFrame) -> tuple[list[tuple], list[dict], lis
     # grouping_id: a bit per column, the first column highest, set where the column is left out.
     set_of = {sum(1 << (len(columns) - 1 - i) for i, c in enumerate(columns) if c not in kept): kind
               for kind, kept in sets.items()}
-    combos, per_name, cells = [], {}, []
+    combos, cells = [], []
+    per_name: dict[Any, Any] = {}
     for row in counted.collect():
         kind = set_of[row.set]
         if kind == "arrival":

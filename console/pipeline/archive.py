@@ -46,7 +46,8 @@ def watermark(lake: str, dataset: str) -> int:
 def _advance(lake: str, dataset: str, last_id: int, added: int) -> None:
     with transaction.atomic():
         mark, _ = LakeWatermark.objects.select_for_update().get_or_create(lake=lake, dataset=dataset)
-        LakeWatermark.objects.filter(pk=mark.pk).update(last_id=max(mark.last_id, last_id), rows=models.F("rows") + added)
+        LakeWatermark.objects.filter(pk=mark.pk).update(last_id=max(mark.last_id, last_id),
+                                                        rows=models.F("rows") + added)
 
 
 def archive(lake: str | None = None, *, spark: SparkSession | None = None, chunk_rows: int = CHUNK_ROWS) -> dict:

@@ -14,7 +14,7 @@ synthetic letters); ``run_groups`` feeds it and stores the result in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone as dt_timezone
+from datetime import UTC, date, datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -132,12 +132,12 @@ def compute_groups(letters: DataFrame) -> tuple[list[Group], list[GroupDay]]:
     summaries = fingerprint_summaries(letters).collect()
     samples = first_letters(letters, summaries)
     groups = [
-        Group(row.fingerprint, row["count"], row.first_seen, row.last_seen,
+        Group(row.fingerprint, row["count"], row.first_seen, row.last_seen,  # type: ignore[call-arg]  # sample's 3
               *samples.get(row.first_id, (None, None, None)), row.origins, row.brokers, row.consumers, row.hosts)
         for row in summaries
     ]
     days = [GroupDay(row.fingerprint, EPOCH + timedelta(days=number), count)
-            for row in summaries for number, count in zip(row.day_numbers, row.day_counts)]
+            for row in summaries for number, count in zip(row.day_numbers, row.day_counts, strict=True)]
     return groups, days
 
 
@@ -171,7 +171,7 @@ def run_groups(lake: str | None = None, *, spark: SparkSession | None = None) ->
 
 def aware(moment: datetime) -> datetime:
     """PySpark hands timestamps back as naive local time: make them aware again."""
-    return moment.astimezone(dt_timezone.utc) if moment.tzinfo is None else moment
+    return moment.astimezone(UTC) if moment.tzinfo is None else moment
 
 
 @transaction.atomic

@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from console.pipeline import lake as lakefs
 from console.pipeline.schema import BODIES, LETTERS, SCHEMAS
 
+
 def _named(spark: SparkSession, selection: dict[str, Any]) -> DataFrame:
     """The archived letters a frozen selection names."""
     letters = lakefs.read(spark, selection["lake"], LETTERS, SCHEMAS[LETTERS])

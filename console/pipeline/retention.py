@@ -78,7 +78,9 @@ def last_activations() -> dict[tuple[str, str], Activation]:
     latest: dict[tuple[str, str], Activation] = {}
     rows = AuditEvent.objects.filter(action__in=REPLAY_ACTIONS, outcome="confirmed", job_id__in=list(jobs))
     for broker_name, target, job_id in rows.values_list("broker_name", "target", "job_id").distinct():
-        job = jobs[job_id]
+        job = jobs[job_id] if job_id is not None else None
+        if job is None or job.finished_at is None:  # neither: the query asks for finished jobs' events
+            continue
         ok = job.status == Job.Status.SUCCEEDED and job.failed == 0 and job.returned == 0
         for origin in target.split(", "):
             key = (broker_name, origin)
@@ -129,7 +131,8 @@ def run_retention(lake: str | None = None, *, days: int | None = None, spark: Sp
                              letter_ids=chunk, count=deleted, outcome="deleted",
                              reason=f"retention: {rule}", details={"days": days, "origin": origin})
             report.deleted += deleted
-            report.by_consumer[f"{broker_name}:{origin}"] = report.by_consumer.get(f"{broker_name}:{origin}", 0) + deleted
+            consumer = f"{broker_name}:{origin}"
+            report.by_consumer[consumer] = report.by_consumer.get(consumer, 0) + deleted
     report.erased_in_custody = erase_custody_bodies(days, now)
     report.erased_in_lake = erase_lake_bodies(spark or get_spark(), lake, long_resolved, days)
     return report

@@ -99,7 +99,7 @@ def keyset(sql: str, *, after: int, batch: int = 2000, limit: int | None = None)
             return
         yield rows
         fetched += len(rows)
-        after = rows[-1][0]
+        after = int(rows[-1][0])  # the last id
         if len(rows) < size:
             return
 

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.models import User
 from django.contrib.auth.views import LoginView
 from django.db import transaction
 from django.utils import timezone
@@ -109,7 +110,7 @@ def record_failure(typed: str, ip: str) -> None:
 
 
 @transaction.atomic
-def record_success(user: AbstractBaseUser) -> None:
+def record_success(user: User) -> None:
     """Audit a successful sign-in; from now on the name's earlier failures no longer count."""
     name = normalised_name(user.get_username())
     audit.record(SUCCEEDED, actor=user, target=user.get_username(), outcome="signed in",

@@ -89,7 +89,8 @@ class ConnectionFields(forms.Form):
 
     def connection(self) -> dict[str, Any]:
         """The cleaned values as keyword arguments of the broker services."""
-        return {field: self.cleaned_data[field] for field in ("url", "management_url", "username", "password", "options")}
+        fields = ("url", "management_url", "username", "password", "options")
+        return {field: self.cleaned_data[field] for field in fields}
 
 
 class NewBrokerForm(ConnectionFields):

@@ -10,9 +10,9 @@ for readers who cannot see the picture.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Sequence
 
 from django.utils import timezone
 from django.utils.html import escape as escape_html
@@ -36,7 +36,7 @@ class Series:
     """One line: a label and its (moment, value) points in time order."""
 
     label: str
-    points: list[tuple[datetime, float]]
+    points: Sequence[tuple[datetime, float]]
 
 
 @dataclass
@@ -112,11 +112,13 @@ def line_chart(
         value = y_max * fraction
         parts.append(
             f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}"/>'
-            f'<text class="axis" x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{escape(_fmt_number(value))}</text>'
+            f'<text class="axis" x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">'
+            f'{escape(_fmt_number(value))}</text>'
         )
     tick_moments = moments if len(moments) <= 4 else [moments[round(i * (len(moments) - 1) / 3)] for i in range(4)]
     for i, moment in enumerate(tick_moments):
-        anchor = "start" if i == 0 and len(tick_moments) > 1 else "end" if i == len(tick_moments) - 1 and i else "middle"
+        last = len(tick_moments) - 1
+        anchor = "start" if i == 0 and last > 0 else "end" if i == last and i else "middle"
         parts.append(
             f'<text class="axis" x="{x(moment):.1f}" y="{top + plot_h + 15}" text-anchor="{anchor}">'
             f"{escape(_fmt_moment(moment, daily))}</text>"
@@ -232,7 +234,8 @@ def bar_chart(title: str, series: Sequence[str], bars: Sequence[Bar], *, unit: s
                      f"{escape(_fmt_number(peak * fraction))}{escape(unit)}</text>")
     for position, name in enumerate(series if legend else []):
         lx = label_w + position * 150
-        parts.append(f'<rect x="{lx}" y="{axis_y + 8}" width="14" height="8" fill="{PALETTE[position % len(PALETTE)]}"/>'
+        colour = PALETTE[position % len(PALETTE)]
+        parts.append(f'<rect x="{lx}" y="{axis_y + 8}" width="14" height="8" fill="{colour}"/>'
                      f'<text class="legend" x="{lx + 20}" y="{axis_y + 16}">{escape(name)}</text>')
     parts.append("</svg>")
     return Chart(title, mark_safe("".join(parts)), columns, rows)
@@ -248,7 +251,8 @@ def sparkline(label: str, values: Sequence[float], *, width: int = 110, height: 
         f"{i * step:.1f},{height - 2 - (v / peak) * (height - 4):.1f}" for i, v in enumerate(values)
     )
     if len(values) == 1:
-        points = f"0,{height - 2 - (values[0] / peak) * (height - 4):.1f} {width},{height - 2 - (values[0] / peak) * (height - 4):.1f}"
+        level = height - 2 - (values[0] / peak) * (height - 4)
+        points = f"0,{level:.1f} {width},{level:.1f}"
     return mark_safe(
         f'<svg class="sparkline" role="img" aria-label="{escape(label)}" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg"><title>{escape(label)}</title>'

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, timedelta
 
 from django import forms
 from django.utils import timezone
@@ -40,8 +39,8 @@ class MomentField(forms.DateTimeField):
         if moment is None:
             return None
         if timezone.is_naive(moment):
-            moment = timezone.make_aware(moment, dt_timezone.utc)
-        return moment.astimezone(dt_timezone.utc)
+            moment = timezone.make_aware(moment, UTC)
+        return moment.astimezone(UTC)
 
 
 #: The prefix of a letter filter's hidden copy inside an action's form (the place's page writes

@@ -5,8 +5,26 @@ from django.urls import path
 
 from console.security.signin import SignInView
 from console.web.views import (
-    actions, analytics, approvals, audit, brokers, group_work, groups, inventory, jobs, keeping, letters, metrics, notifications,
-    places, redaction, roles, rules, safeguards, shovel, tokens,
+    actions,
+    analytics,
+    approvals,
+    audit,
+    brokers,
+    group_work,
+    groups,
+    inventory,
+    jobs,
+    keeping,
+    letters,
+    metrics,
+    notifications,
+    places,
+    redaction,
+    roles,
+    rules,
+    safeguards,
+    shovel,
+    tokens,
 )
 
 urlpatterns = [

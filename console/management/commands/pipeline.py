@@ -73,8 +73,8 @@ class Command(ActorCommand):
         except JobError as exc:
             raise CommandError(str(exc)) from None
         if job.status == Job.Status.AWAITING_APPROVAL:
-            self.stdout.write(f"job {job.pk} waits for a second person's approval ({printable(job.log[-1]['message'])}); "
-                              "once approved, a worker runs it")
+            self.stdout.write(f"job {job.pk} waits for a second person's approval "
+                              f"({printable(job.log[-1]['message'])}); once approved, a worker runs it")
             return
         if options["queue"]:
             self.stdout.write(f"job {job.pk} queued: replay from the archive (a worker runs it)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 EXCHANGE = "demo.orders"
@@ -178,6 +178,6 @@ def dead_letter_count() -> int:
 
 def publish_times(now: datetime | None = None) -> list[datetime]:
     """When each message was published: spread over the last hour, oldest first."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     count = len(messages())
     return [now - timedelta(minutes=4 * (count - i)) for i in range(count)]

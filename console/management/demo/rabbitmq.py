@@ -86,7 +86,7 @@ async def _declare(channel) -> dict[str, int]:
 async def _publish_and_consume(channel) -> None:
     await _declare(channel)
     orders = await channel.get_exchange(EXCHANGE)
-    for message, published_at in zip(messages(), publish_times()):
+    for message, published_at in zip(messages(), publish_times(), strict=False):
         props = message.properties(published_at)
         props.pop("delivery_mode")
         await orders.publish(

@@ -94,7 +94,7 @@ def action_preview(request, place_id: int):
     if not form.is_valid():
         for errors in form.errors.values():
             for error in errors:
-                messages.error(request, error)
+                messages.error(request, str(error))
         return redirect(back)
     data = form.cleaned_data
     try:
@@ -166,7 +166,7 @@ def _render_preview(request, place: DeadPlace, job_kind: JobKind, asked: dict[st
     sample = list(DeadLetter.objects.filter(id__in=summary["sample"]).defer("body").annotate(body_head=head)
                   .order_by("id"))
     for letter in sample:
-        letter.preview = body_preview(letter.body_head, letter.body_size)
+        letter.preview = body_preview(letter.body_head, letter.body_size)  # type: ignore[attr-defined]  # for the page
     mask_previews(request.user, sample)
     target = asked.get("target", "")
     origins = [

@@ -26,8 +26,9 @@ def analytics(request):
             heat_map("Arrivals by weekday and hour (UTC) over the whole history", found.arrivals,
                      lambda day, hour: letters_url(weekday=day, hour=hour)),
             bar_chart("Time to resolution of the largest groups (hours)", ["median", "90th percentile"],
-                      [Bar(f"{row.exception_type or 'no exception'} [{row.label[:8]}]",
-                           [_hours(row.stat.median_minutes), _hours(row.stat.p90_minutes)], row.url(state="replayed,failed"))
+                      [Bar(row.group_title,
+                           [_hours(row.stat.median_minutes), _hours(row.stat.p90_minutes)],
+                           row.url(state="replayed,failed"))
                        for row in found.groups[:CHARTED]], unit=" h"),
             bar_chart("Replay outcome by origin (letters)", ["stayed away", "came back"],
                       [Bar(row.label, [row.stat.stayed_away, row.stat.came_back], row.url(state="replayed"))

@@ -135,7 +135,8 @@ def audit_export_json(request):
     def chunks() -> Iterator[str]:
         yield "["
         for index, event in enumerate(iter_events(events)):
-            yield ("," if index else "") + "\n" + json.dumps(masked_row(redactor, event), ensure_ascii=False, default=str)
+            row = json.dumps(masked_row(redactor, event), ensure_ascii=False, default=str)
+            yield ("," if index else "") + "\n" + row
         yield "\n]\n"
 
     response = StreamingHttpResponse(chunks(), content_type="application/json")

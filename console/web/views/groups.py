@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, time
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
@@ -56,7 +55,7 @@ def group_list(request, place_id: int | None = None):
     places = DeadPlace.objects.select_related("broker").in_bulk({pid for g in groups for pid in g.places})
     decided = triage([group.fingerprint for group in groups])
     for group in groups:
-        group.triage = decided.get(group.fingerprint)
+        group.triage = decided.get(group.fingerprint)  # type: ignore[attr-defined]  # the page's, beside the group
     rows = [(group, [places[pid] for pid in group.places if pid in places]) for group in groups]
     where = place.name if place else "all places"
     context = {
@@ -85,8 +84,8 @@ def group_history(request):
     chart = line_chart(
         f"Letters per day in the {CHARTED_GROUPS} largest groups of the whole history",
         [
-            Series(f"{row['exception_type'] or 'no exception'} [{row['fingerprint'][:8]}]",
-                   [(datetime.combine(day, time.min, tzinfo=dt_timezone.utc), count) for day, count in row["trend"]])
+            Series(f"{row['exception_type'] or row['reason'] or 'no exception recorded'} [{row['fingerprint'][:8]}]",
+                   [(datetime.combine(day, time.min, tzinfo=UTC), count) for day, count in row["trend"]])
             for row in top
         ],
         daily=True,

@@ -22,7 +22,6 @@ from console.web.charts import sparkline
 from console.web.forms import ReasonForm
 from console.web.views.places import kind_capabilities
 
-
 #: Seconds between the page's refreshes of itself (htmx polling of the partial).
 REFRESH_SECONDS = 10
 

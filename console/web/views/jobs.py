@@ -3,6 +3,8 @@ the pause, resume and cancel buttons."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
@@ -62,7 +64,7 @@ def job_detail(request, job_id: int):
     arrived = arrived_since(job.selection, reader=request.user) if not request.htmx else 0
     approval = approval_context(request, job) if not request.htmx else {}
     mask_jobs(request.user, [job])
-    context = {"job": job, "job_kind": kind(job.kind), "controls": controls(job)}
+    context: dict[str, Any] = {"job": job, "job_kind": kind(job.kind), "controls": controls(job)}
     if request.htmx:
         # Swap the buttons only when they change, so keyboard focus on one is not lost each second.
         context["controls_changed"] = request.GET.get("shown", "") != ",".join(context["controls"])

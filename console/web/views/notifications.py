@@ -3,6 +3,8 @@ delivery log (console.services.channels checks and audits every change)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -35,7 +37,8 @@ class SubscriptionForm(forms.Form):
 
 def _subscription_form(request, data=None) -> SubscriptionForm:
     form = SubscriptionForm(data, prefix="subscription")
-    form.fields["place"].queryset = visible(request.user, DeadPlace.objects.select_related("broker"))
+    places = visible(request.user, DeadPlace.objects.select_related("broker"))
+    cast(forms.ModelChoiceField, form.fields["place"]).queryset = places
     return form
 
 

@@ -18,7 +18,8 @@ from console.services.redaction import do_delete_redaction_rule, do_set_redactio
 
 class RedactionRuleForm(forms.Form):
     kind = forms.ChoiceField(choices=RedactionRule.Kind.choices)
-    pattern = forms.CharField(max_length=500, widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}))
+    pattern = forms.CharField(max_length=500,
+                              widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}))
     note = forms.CharField(max_length=200, required=False)
     enabled = forms.BooleanField(required=False, initial=True)
 

@@ -94,7 +94,8 @@ def rule_list(request):
         rule.match_json = json.dumps(rule.match, ensure_ascii=False)
     scopes = [("", "every place")]
     scopes += [(f"broker:{b.pk}", f"broker {b.name}") for b in visible(request.user, Broker.objects.all())]
-    scopes += [(f"place:{p.pk}", f"place {p}") for p in visible(request.user, DeadPlace.objects.select_related("broker"))]
+    scopes += [(f"place:{p.pk}", f"place {p}")
+               for p in visible(request.user, DeadPlace.objects.select_related("broker"))]
     return render(request, "web/rules.html", {"rules": rules, "form": form, "scopes": scopes})
 
 
@@ -102,7 +103,8 @@ def rule_list(request):
 @require_POST
 def rule_dry_run(request, rule_id: int):
     rule = get_object_or_404(visible(request.user, Rule.objects.filter(deleted_at__isnull=True)), pk=rule_id)
-    return render(request, "web/partials/rule_dry_run.html", {"rule": rule, "result": dry_run(rule, reader=request.user)})
+    return render(request, "web/partials/rule_dry_run.html",
+                  {"rule": rule, "result": dry_run(rule, reader=request.user)})
 
 
 @login_required

@@ -19,7 +19,8 @@ def place_shovel(request, place_id: int):
     place = get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
     form = ShovelForm(request.POST)
     if not form.is_valid():
-        problems = "; ".join(f"{form.fields[name].label}: {' '.join(errors)}" for name, errors in form.errors.items())
+        problems = "; ".join(f"{form.fields[name].label}: {' '.join(str(e) for e in errors)}"
+                             for name, errors in form.errors.items())
         messages.error(request, f"Move of the whole queue {place.name}: {problems}")
         return redirect("place", place.pk)
     try:
