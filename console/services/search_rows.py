@@ -44,8 +44,10 @@ FILL_BATCH = 2000
 COMPRESSED = Q(properties__content_encoding__iregex=r"^\s*(x-)?(gzip|deflate|zlib|zstd|zstandard)\s*(:|$)") | Q(
     headers__has_any_keys=[variant for name in ("content-encoding", "content_encoding", "compression")
                            for variant in (name, name.title(), name.upper())])
-#: Names that may say so, in a letter's properties or headers as JSON text (any case).
-_NAMES_COMPRESSION = re.compile(r'"(?:content[-_]encoding|compression)"', re.IGNORECASE)
+#: What may say so in a letter's properties or headers as JSON text (any case): a content
+#: encoding naming a compression (not Celery's everyday "utf-8"), or a compression header.
+_NAMES_COMPRESSION = re.compile(r'"(?:content[-_]encoding"\s*:\s*"\s*(?:x-)?(?:gzip|deflate|zlib|zstd)|compression")',
+                                re.IGNORECASE)
 
 
 @contextmanager
