@@ -67,12 +67,8 @@ def mask_previews(user, letters: list) -> None:
                  .annotate(head=Substr("body", 1, PREVIEW_SOURCE_BYTES, output_field=BinaryField()))
                  .values_list("id", "head"))
     for letter in redone:
-        head, size = bytes(heads.get(letter.pk) or b""), letter.body_size
-        if (encoding := encodings[letter.pk]) and head:
-            decoded = compression.decode(head, encoding, limit=PREVIEW_SOURCE_BYTES, partial=True)
-            if decoded.body is not None:
-                whole = len(head) >= size and len(decoded.body) < PREVIEW_SOURCE_BYTES
-                head, size = decoded.body, len(decoded.body) + (0 if whole else 1)  # +1: more follows
+        head, size = compression.readable_head(bytes(heads.get(letter.pk) or b""), letter.body_size,
+                                               encodings[letter.pk], PREVIEW_SOURCE_BYTES)
         letter.preview = body_preview(head, size) if redactor is None else masked_preview(redactor, head, size)
 
 

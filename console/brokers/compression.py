@@ -102,6 +102,19 @@ def readable(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping
     return decoded.body if decoded is not None and decoded.body is not None else body
 
 
+def readable_head(head: bytes, size: int, encoding: str | None, limit: int) -> tuple[bytes, int]:
+    """The first bytes of a ``size``-byte body as people read it, for a preview, and the size
+    to tell: a compressed head decoded (at most ``limit`` bytes of it; the size one more than
+    them when more follows), any other head, or one that does not decode, as it is."""
+    if encoding is None or not head:
+        return head, size
+    decoded = decode(head, encoding, limit=limit, partial=True)
+    if decoded.body is None:
+        return head, size
+    whole = len(head) >= size and len(decoded.body) < limit
+    return decoded.body, len(decoded.body) + (0 if whole else 1)
+
+
 def decode(body: bytes, encoding: str, *, limit: int = MAX_BYTES, partial: bool = False) -> Decoded:
     """``body`` decoded, at most ``limit`` bytes of it (TOO_LARGE past them). ``partial``: a
     head for a preview, perhaps cut from a longer body: what decodes of it, up to ``limit``

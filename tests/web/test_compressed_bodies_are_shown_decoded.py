@@ -1,8 +1,8 @@
 """A compressed body (gzip, deflate, zstd: the AMQP ``content_encoding``, a ``Content-Encoding``
 header, Celery's ``compression`` header) is shown decoded on the letter's page, in the place's
-previews and in the edit box, with a note saying so (it was a hex dump). A zip bomb is not
-expanded ("too large to decode") and data that does not decode is shown as stored: both with
-a note, neither a 500."""
+previews, in a look at the place on its broker and in the edit box, with a note saying so (it
+was a hex dump). A zip bomb is not expanded ("too large to decode") and data that does not
+decode is shown as stored: both with a note, neither a 500."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import pytest
 import zstandard
 from django.urls import reverse
 
+from console.brokers.memory.adapter import Message
+from console.services.brokers import do_discover
 from tests.web.factory import store_letter
 
 pytestmark = pytest.mark.django_db
@@ -57,6 +59,15 @@ def test_the_places_previews_show_bodies_decoded(signed_in, place):
     page = html.unescape(signed_in.get(reverse("place", args=[place.pk])).content.decode())
     assert page.count('{"order":1006,"sku":"gift-wrap-777"') == len(COMPRESSED)
     assert "(binary," not in page
+
+
+def test_a_look_at_the_place_on_the_broker_shows_bodies_decoded(signed_in, memory_broker, operator):
+    fake, broker = memory_broker
+    for properties, headers, body in COMPRESSED.values():
+        fake.queue("orders.dlq").append(Message(body, headers, properties))
+    (place,) = do_discover(broker, actor=operator)
+    page = html.unescape(signed_in.get(reverse("place-peek", args=[broker.pk, place.pk])).content.decode())
+    assert page.count('{"order":1006,"sku":"gift-wrap-777"') == len(COMPRESSED)
 
 
 def test_a_body_that_is_not_compressed_is_shown_as_it_is(signed_in, place):

@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access.scope import visible
-from console.brokers import BrokerError
+from console.brokers import BrokerError, compression
 from console.brokers.registry import adapter_class
 from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.models import Broker, DeadPlace, LetterState
@@ -182,8 +182,10 @@ def place_peek(request, broker_id: int, place_id: int):
     rows, error = [], ""
     try:
         for message in peek_place(place, PEEK_LIMIT):
-            head = message.body[: PREVIEW_CHARS * 4]
-            rows.append({"message": message, "preview": body_preview(head, len(message.body)),
+            head, size = compression.readable_head(message.body[: PREVIEW_CHARS * 4], len(message.body),
+                                                   compression.encoding_of(message.properties, message.headers),
+                                                   PREVIEW_CHARS * 4)
+            rows.append({"message": message, "preview": body_preview(head, size),
                          "size": len(message.body)})
     except BrokerError as exc:
         error = exc.message
