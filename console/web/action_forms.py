@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 
 from django import forms
 
+from console.brokers import compression
+from console.brokers.compression import Decoded
 from console.jobs.kinds import JobKind, kind
 from console.jobs.kinds.base import Ask
 from console.services.edit import tagged_headers
@@ -60,7 +62,8 @@ class BulkActionForm(forms.Form):
         kwargs.setdefault("auto_id", "action_%s")  # the filter form on the same page has a "reason"
         super().__init__(*args, **kwargs)
         self.kinds = {each.name: each for each in offered}
-        self.fields["action"].choices = [(each.name, each.action_label) for each in offered]
+        self.fields["action"].choices = [  # type: ignore[attr-defined]  # a ChoiceField
+            (each.name, each.action_label) for each in offered]
         #: field name -> the actions that ask for it (the page shows the field for those only)
         self.asked_by: dict[str, list[str]] = {}
         for each in offered:
@@ -179,9 +182,12 @@ def shown_for_editing(body: bytes) -> tuple[str, str]:
 class EditLetterForm(forms.Form):
     """A letter's body and headers as edited in the browser, before its copy is replayed.
 
-    ``original`` is the letter's body. The box shows a JSON body pretty-printed; what is sent is
-    the letter's own bytes while the box still holds what it showed, an edit made in that
-    layout compact (the indentation was the box's, not the letter's), and any other text as typed.
+    ``original`` is the letter's body, ``compressed`` how it decoded when the letter says it is
+    compressed (console.brokers.compression). The box shows the body as people read it:
+    decoded, and a JSON body pretty-printed. What is sent is the letter's own bytes while the
+    box still holds what it showed; an edit made in the JSON layout compact (the indentation
+    was the box's, not the letter's), any other text as typed; and an edited compressed body is
+    compressed again, with the letter's own encoding, which its copy keeps.
     """
 
     ENCODINGS = [("text", "Text (UTF-8)"), ("base64", "Base64 (binary)")]
@@ -197,15 +203,23 @@ class EditLetterForm(forms.Form):
                              error_messages={"required": "A reason is required: it goes into the audit."})
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
 
-    def __init__(self, *args, original: bytes | None = None, **kwargs) -> None:
+    def __init__(self, *args, original: bytes | None = None, compressed: Decoded | None = None, **kwargs) -> None:
         kwargs.setdefault("auto_id", "edit_%s")
         super().__init__(*args, **kwargs)
         self.original = original
+        self.compressed = compressed if compressed is not None and compressed.ok else None
+
+    @property
+    def readable(self) -> bytes | None:
+        """The letter's body as the box shows it: decoded when compressed."""
+        return self.compressed.body if self.compressed is not None else self.original
 
     @classmethod
-    def initial_for(cls, body: bytes, headers: dict[str, Any]) -> dict[str, str]:
-        """The form's starting values for a letter (shown_for_editing)."""
-        text, encoding = shown_for_editing(body)
+    def initial_for(cls, body: bytes, headers: dict[str, Any], compressed: Decoded | None = None) -> dict[str, str]:
+        """The form's starting values for a letter (shown_for_editing), its body decoded when it
+        is compressed and decodes."""
+        readable = compressed.body if compressed is not None and compressed.body is not None else body
+        text, encoding = shown_for_editing(readable)
         return {"body": text, "body_encoding": encoding,
                 "headers": json.dumps(headers or {}, indent=2, ensure_ascii=False)}
 
@@ -226,7 +240,7 @@ class EditLetterForm(forms.Form):
         body = self.data.get("body", "")
         if cleaned.get("body_encoding") == "base64":
             try:
-                cleaned["body_bytes"] = base64.b64decode("".join(body.split()), validate=True)
+                cleaned["body_bytes"] = self._stored(base64.b64decode("".join(body.split()), validate=True))
             except (ValueError, binascii.Error):
                 self.add_error("body", "The body is not valid base64.")
         elif cleaned.get("body_encoding") == "text":
@@ -238,11 +252,19 @@ class EditLetterForm(forms.Form):
 
     def _sent(self, text: str) -> bytes:
         """The body a text in the box sends (see the class's docstring)."""
-        if self.original is not None:
-            shown, encoding = shown_for_editing(self.original)
+        readable = self.readable
+        if readable is not None:
+            shown, encoding = shown_for_editing(readable)
             if encoding == "text" and text == shown:
-                return self.original
-            if encoding == "text" and shown.encode("utf-8") != self.original and text == pretty_json(text):
-                return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        return text.encode("utf-8")
+                return self._stored(readable)
+            if encoding == "text" and shown.encode("utf-8") != readable and text == pretty_json(text):
+                return self._stored(json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+                                    .encode("utf-8"))
+        return self._stored(text.encode("utf-8"))
 
+    def _stored(self, body: bytes) -> bytes:
+        """What is sent for a body as the box reads it: the letter's own bytes when it is the
+        letter's body, else the body, compressed again when the letter's was."""
+        if self.original is not None and body == self.readable:
+            return self.original
+        return body if self.compressed is None else compression.encode(body, self.compressed)

@@ -14,6 +14,8 @@ from django.views.decorators.http import require_POST
 from console.access.redaction_policy import ShownContent, mask_envelopes, mask_events, mask_previews
 from console.access.roles import ACT, has
 from console.access.scope import visible
+from console.brokers import compression
+from console.brokers.compression import Decoded
 from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.door.requests import request_job
 from console.models import AuditEvent, DeadLetter
@@ -36,16 +38,20 @@ def _letter(letter_id: int) -> DeadLetter:
     )
 
 
-def editable(letter: DeadLetter) -> bool:
-    """Whether the page offers edit-and-replay for this letter."""
+def editable(letter: DeadLetter, compressed: Decoded | None = None) -> bool:
+    """Whether the page offers edit-and-replay for this letter (``compressed``: how its body
+    decoded, when it says it is compressed: the box holds the decoded body)."""
+    size = len(compressed.body) if compressed is not None and compressed.body is not None else letter.body_size
     return (letter.state in EDITABLE_STATES and bool(letter.origin_queue) and not letter.body_erased
-            and letter.body_size <= EDITABLE_BODY_BYTES)
+            and max(size, letter.body_size) <= EDITABLE_BODY_BYTES)
 
 
 def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None):
     shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction_policy)
-    if edit_form is None and editable(letter) and has(request.user, ACT):
-        edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers))
+    if edit_form is None and editable(letter, shown.compression) and has(request.user, ACT):
+        edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers,
+                                                                      shown.compression),
+                                   compressed=shown.compression)
     # A return may have died in another place (after a move): shown only where the user may look.
     returns = list(visible(request.user, letter.returns.select_related("last_job")).order_by("id"))
     mask_envelopes(request.user, returns)
@@ -58,6 +64,7 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
         "broker_tables": letter_tables(shown.envelope["envelope_details"], shown.headers),
         "body": body_view(shown.body) if shown.body is not None else BodyView("hidden", "", 0, letter.body_size),
         "masked": shown.masked,
+        "compression": shown.compression,
         "edited_from": (letter.envelope_details or {}).get("edited_from"),
         "edited_copies": [r for r in returns if (r.envelope_details or {}).get("edited_from") == letter.pk],
         "returns": [r for r in returns if (r.envelope_details or {}).get("edited_from") != letter.pk],
@@ -80,7 +87,8 @@ def letter_detail(request, letter_id: int):
 def letter_edit(request, letter_id: int):
     """Replay an edited copy of the letter (console.services.edit), then show the replay job."""
     letter = _letter(letter_id)
-    form = EditLetterForm(request.POST, original=letter.body_bytes)
+    form = EditLetterForm(request.POST, original=letter.body_bytes,
+                          compressed=compression.read(letter.body_bytes, letter.properties, letter.headers))
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -105,7 +113,7 @@ def letter_body(request, letter_id: int):
 
 def _ids(raw: str) -> list[int]:
     numbers = {ascii_whole_number(part.strip()) for part in raw.split(",")}
-    return sorted(numbers - {None})[:MAX_LISTED_IDS]
+    return sorted(number for number in numbers if number is not None)[:MAX_LISTED_IDS]
 
 
 @login_required
