@@ -11,10 +11,12 @@ class ConsoleConfig(AppConfig):
         from console.access.signals import connect
         from console.jobs import kinds
         from console.jobs.tasks import connect as connect_the_worker
-        from console.models import Job
+        from console.models import Channel, Job
+        from console.notifications.registry import kind_choices
 
         connect(self)
         connect_the_worker()  # the door's one enqueue sends jobs to run_job (console.jobs.door.queueing)
         # Job.kind takes its choices from the kind registry, which the models cannot import (a
         # layer above them); a callable, so a new kind needs no migration.
         Job._meta.get_field("kind").choices = kinds.choices  # type: ignore[assignment]  # Django 5 takes a callable
+        Channel._meta.get_field("kind").choices = kind_choices  # type: ignore[assignment]  # as Job.kind's

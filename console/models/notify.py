@@ -18,14 +18,11 @@ class Channel(models.Model):
     shown as ``***`` (console.channel_targets). The whole target is then kept encrypted in
     ``target_credentials_encrypted``, and only delivering reads it (``delivery_target``)."""
 
-    class Kind(models.TextChoices):
-        WEBHOOK = "webhook"
-        SLACK = "slack"
-        EMAIL = "email"
-        APPRISE = "apprise"  # any service an Apprise URL names (Teams, Telegram, ntfy, ...)
-
     name = models.CharField(max_length=100, unique=True)
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    #: A kind of console.notifications.kinds. Its choices are the channel kind registry's
+    #: (console.notifications.registry.kind_choices), bound when the app is ready: the registry
+    #: is a layer above the models, and a new kind needs no migration.
+    kind = models.CharField(max_length=20, choices=[])
     target = models.CharField(max_length=1000, help_text="URL, or e-mail address")
     target_credentials_encrypted = models.TextField(
         blank=True, help_text="The whole target, encrypted, when it carries credentials (else empty)")
