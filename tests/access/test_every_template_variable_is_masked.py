@@ -24,8 +24,9 @@ SILENT_NODES = {
     "TextNode", "IfNode", "ForNode", "BlockNode", "ExtendsNode", "IncludeNode", "WithNode", "LoadNode",
     "CommentNode", "CsrfTokenNode", "URLNode", "StaticNode", "SpacelessNode", "AutoEscapeControlNode",
 }
-#: Simple tags that print code-made HTML, or the reader's own query string.
-PRINTING_TAGS = {"htmx_script", "django_htmx_script", "querystring"}
+#: Simple tags that print code-made HTML or text (manage_command: the command line that runs a
+#: management command here), or the reader's own query string.
+PRINTING_TAGS = {"htmx_script", "django_htmx_script", "querystring", "manage_command"}
 #: Variables declared safe (``|plain``): each is made by code. A new one is a decision: add it here.
 DECLARED_PLAIN = {
     ("base.html", "csrf_token|plain"),
