@@ -47,6 +47,8 @@ class Chart:
     svg: SafeString
     columns: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
+    #: A number to read beside the picture ("11 letters captured since 12:05").
+    reading: str = ""
 
     @property
     def empty(self) -> bool:
@@ -80,10 +82,15 @@ def line_chart(
     series: Sequence[Series],
     *,
     daily: bool = False,
+    y_unit: str = "",
+    x_unit: str = "",
+    reading: str = "",
     width: int = 620,
     height: int = 200,
 ) -> Chart:
-    """Lines over time sharing one y axis from zero, with a legend when there is more than one."""
+    """Lines over time sharing one y axis from zero, with a legend when there is more than one;
+    ``y_unit`` and ``x_unit`` name what the axes count and how time is cut ("letters per
+    minute", "time, UTC"), written above the plot; ``reading`` is a number to read beside it."""
     moments = sorted({moment for s in series for moment, _ in s.points})
     columns = ["When", *[s.label for s in series]]
     by_series = [dict(s.points) for s in series]
@@ -92,10 +99,11 @@ def line_chart(
         for m in moments
     ]
     if not moments:
-        return Chart(title, _empty_svg(title, width), columns, [])
+        return Chart(title, _empty_svg(title, width), columns, [], reading)
 
     legend_rows = (len(series) + LEGEND_COLUMNS - 1) // LEGEND_COLUMNS if len(series) > 1 else 0
-    left, right, top, bottom = 52, 12, 10, 24 + 18 * legend_rows
+    left, right, top, bottom = 52, 12, 22 if y_unit or x_unit else 10, 24 + 18 * legend_rows
+    height += top - 10
     plot_w, plot_h = width - left - right, height - top - bottom
     start, end = moments[0].timestamp(), moments[-1].timestamp()
     span = (end - start) or 1.0
@@ -108,6 +116,10 @@ def line_chart(
         return top + plot_h - (value / y_max) * plot_h
 
     parts = [_open_svg(title, width, height)]
+    if y_unit:
+        parts.append(f'<text class="axis unit" x="4" y="11">{escape(y_unit)}</text>')
+    if x_unit:
+        parts.append(f'<text class="axis unit" x="{width - right}" y="11" text-anchor="end">{escape(x_unit)}</text>')
     for fraction in (0, 0.5, 1):
         value = y_max * fraction
         parts.append(
@@ -145,7 +157,7 @@ def line_chart(
                 f'<text class="legend" x="{lx + 24:.1f}" y="{ly}">{escape(_clip(s.label, fits))}</text>'
             )
     parts.append("</svg>")
-    return Chart(title, mark_safe("".join(parts)), columns, rows)
+    return Chart(title, mark_safe("".join(parts)), columns, rows, reading)
 
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")

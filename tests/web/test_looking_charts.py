@@ -45,15 +45,14 @@ def test_the_groups_chart_with_a_hostile_exception_and_origin_renders_as_text(si
     assert "&lt;img src=x onerror=alert(1)&gt;" in body  # origin and message, as text
 
 
-def test_the_place_page_draws_depth_and_arrivals_from_samples(signed_in, place):
+def test_the_place_page_draws_depth_and_custody_from_samples(signed_in, place):
     now = timezone.now()
-    for minutes, depth, arrivals in ((120, 4, 4), (60, 6, 2), (5, 1, 0)):
-        PlaceSample.objects.create(place=place, at=now - timedelta(minutes=minutes), depth=depth, held=depth,
-                                   arrivals=arrivals)
+    for minutes, depth, held in ((120, 4, 4), (60, 6, 2), (5, 1, 0)):
+        PlaceSample.objects.create(place=place, at=now - timedelta(minutes=minutes), depth=depth, held=held)
     html = signed_in.get(reverse("place", args=[place.pk])).content.decode()
     depth_svg, arrivals_svg = _svgs(html)
-    assert 'aria-label="Depth of orders.dlq, last 24 hours"' in depth_svg
+    assert 'aria-label="Depth of orders.dlq, per 5 minutes"' in depth_svg
     assert depth_svg.count("<polyline") == 2 and arrivals_svg.count("<polyline") == 1
     assert "<summary>Numbers</summary>" in html
-    table = html.split('Arrivals in orders.dlq, last 24 hours</caption>')[1].split("</table>")[0]
-    assert re.findall(r'<td class="num">(\d+)</td>', table) == ["4", "2", "0"]
+    table = html.split('Depth of orders.dlq, per 5 minutes</caption>')[1].split("</table>")[0]
+    assert re.findall(r'<td class="num">(\d+)</td>', table) == ["4", "4", "6", "2", "1", "0"]
