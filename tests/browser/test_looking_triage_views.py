@@ -70,7 +70,10 @@ def test_filter_by_exception_and_by_age(signed_in_page, place, screenshot):
     _samples(place)
     _failures(place)
     page.goto(f"/places/{place.pk}/")
-    expect(page.get_by_role("img", name=f"Depth of {place.name}, last 24 hours")).to_be_visible()
+    # Samples over six hours and a letter two days old: hourly buckets, every letter counted.
+    expect(page.get_by_role("img", name=f"Depth of {place.name}, per hour")).to_be_visible()
+    expect(page.get_by_role("img", name=f"Arrivals in {place.name}, per hour")).to_be_visible()
+    expect(page.locator(".chart-reading").nth(1)).to_contain_text("10 letters captured since")
     screenshot(page, "place-with-chart")
     rows = page.locator("table.letters tbody tr")
     expect(rows).to_have_count(10)
