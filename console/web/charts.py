@@ -85,12 +85,14 @@ def line_chart(
     y_unit: str = "",
     x_unit: str = "",
     reading: str = "",
+    nothing: str = "No samples yet.",
     width: int = 620,
     height: int = 200,
 ) -> Chart:
     """Lines over time sharing one y axis from zero, with a legend when there is more than one;
     ``y_unit`` and ``x_unit`` name what the axes count and how time is cut ("letters per
-    minute", "time, UTC"), written above the plot; ``reading`` is a number to read beside it."""
+    minute", "time, UTC"), written above the plot; ``reading`` is a number to read beside it;
+    ``nothing`` is what the chart says when there is no point to draw."""
     moments = sorted({moment for s in series for moment, _ in s.points})
     columns = ["When", *[s.label for s in series]]
     by_series = [dict(s.points) for s in series]
@@ -99,7 +101,7 @@ def line_chart(
         for m in moments
     ]
     if not moments:
-        return Chart(title, _empty_svg(title, width), columns, [], reading)
+        return Chart(title, _empty_svg(title, width, nothing), columns, [], reading)
 
     legend_rows = (len(series) + LEGEND_COLUMNS - 1) // LEGEND_COLUMNS if len(series) > 1 else 0
     left, right, top, bottom = 52, 12, 22 if y_unit or x_unit else 10, 24 + 18 * legend_rows
@@ -289,9 +291,9 @@ def _open_svg(title: str, width: int, height: int) -> str:
     )
 
 
-def _empty_svg(title: str, width: int) -> SafeString:
+def _empty_svg(title: str, width: int, nothing: str = "No samples yet.") -> SafeString:
     height = 40
     return mark_safe(
         _open_svg(title, width, height)
-        + '<text class="axis" x="8" y="24">No samples yet.</text></svg>'
+        + f'<text class="axis" x="8" y="24">{escape(nothing)}</text></svg>'
     )

@@ -33,8 +33,10 @@ def trend_charts(user, place: DeadPlace) -> list[Chart]:
     )
     return [
         line_chart(f"Depth of {place.name}, per {bucket.name}", depth, daily=bucket.daily,
-                   y_unit="messages", x_unit=time_axis, reading=depth_reading),
+                   y_unit="messages", x_unit=time_axis, reading=depth_reading,
+                   nothing="No samples of its depth yet (the scheduler takes them)."),
         line_chart(f"Arrivals in {place.name}, per {bucket.name}",
                    [Series("Letters captured", trend.arrivals)], daily=bucket.daily,
-                   y_unit=f"letters per {bucket.name}", x_unit=time_axis, reading=arrivals_reading),
+                   y_unit=f"letters per {bucket.name}", x_unit=time_axis, reading=arrivals_reading,
+                   nothing="No letters captured in the last 30 days."),
     ]

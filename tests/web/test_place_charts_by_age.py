@@ -81,3 +81,10 @@ def test_each_chart_names_its_axes_and_gives_a_number_to_read(signed_in, place):
     assert ">time (UTC), per minute</text>" in depth and ">time (UTC), per minute</text>" in arrivals
     assert '<p class="chart-reading">Now: 5 on the broker, 2 held in custody</p>' in html
     assert re.search(r'<p class="chart-reading">4 letters captured since \d\d-\d\d \d\d:\d\d UTC</p>', html)
+
+
+def test_a_place_with_nothing_yet_says_so_in_each_chart(signed_in, place):
+    html = signed_in.get(reverse("place", args=[place.pk])).content.decode()
+    assert ">No samples of its depth yet (the scheduler takes them).</text>" in html
+    assert ">No letters captured in the last 30 days.</text>" in html
+    assert "chart-reading" not in html
