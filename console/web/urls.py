@@ -54,6 +54,7 @@ urlpatterns = [
     path("actions/confirm/", actions.action_confirm, name="action-confirm"),
     path("actions/arrived/", actions.arrived_since_preview, name="action-arrived"),
     path("letters/", letters.letter_list, name="letters"),
+    path("letters/preview/", actions.letters_preview, name="letters-preview"),
     path("letters/<int:letter_id>/", letters.letter_detail, name="letter"),
     path("letters/<int:letter_id>/edit/", letters.letter_edit, name="letter-edit"),
     path("letters/<int:letter_id>/body", letters.letter_body, name="letter-body"),

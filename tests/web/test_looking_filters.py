@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from console.models import DeadLetter
+from console.web import letter_lists
 from console.web.paging import page_after
-from console.web.views import places
 from tests.web.factory import store_letter
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +64,7 @@ def test_filters_combine_and_stay_in_the_form(signed_in, place, letters):
 
 
 def test_paging_keeps_the_filter(signed_in, place, letters, monkeypatch):
-    monkeypatch.setattr(places, "page_after", lambda letters, after: page_after(letters, after, size=1))
+    monkeypatch.setattr(letter_lists, "page_after", lambda letters, after: page_after(letters, after, size=1))
     response = signed_in.get(reverse("place", args=[place.pk]), {"exception": "KeyError"})
     assert _ids(response) == [letters["old_key"].pk]
     (next_link,) = re.findall(r'href="(\?[^"]*after=\d+[^"]*)">Next page', response.content.decode())
@@ -74,7 +74,7 @@ def test_paging_keeps_the_filter(signed_in, place, letters, monkeypatch):
 
 
 def test_a_large_match_says_more_than_and_small_ones_are_exact(signed_in, place, letters, monkeypatch):
-    monkeypatch.setattr(places, "COUNT_CAP", 2)
+    monkeypatch.setattr(letter_lists, "COUNT_CAP", 2)
     everything = signed_in.get(reverse("place", args=[place.pk])).content.decode()
     assert "<strong>More than 2</strong> letters match" in everything
     narrowed = signed_in.get(reverse("place", args=[place.pk]), {"exception": "TimeoutError"}).content.decode()

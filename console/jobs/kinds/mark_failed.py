@@ -14,7 +14,7 @@ from console.models import Job, LetterState
 class MarkFailed(LettersKind[NoParams]):
     name = "mark_failed"
     action_label = "Mark failed"
-    offered_on = frozenset({SELECTION, LETTER})  # a quarantined letter's page offers it for that letter
+    offered_on = frozenset({SELECTION, LETTER})
     resolves = ("failed", LetterState.FAILED)
     transition: tuple[tuple[str, ...], str, dict[str, Any]] = ((LetterState.HELD,), LetterState.FAILED, {})
 

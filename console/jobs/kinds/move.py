@@ -10,7 +10,7 @@ from typing import Any
 
 from console.access.actors import Actor
 from console.jobs.engines.publish import Publishing, run_publish
-from console.jobs.kinds.base import SELECTION, TARGET, Plan, Target
+from console.jobs.kinds.base import LETTER, SELECTION, TARGET, Plan, Target
 from console.jobs.kinds.letters import LettersKind
 from console.jobs.kinds.pace import PACE_ASKS, TARGET_QUEUE, MoveParams
 from console.models import DeadPlace, Job, LetterState
@@ -20,7 +20,7 @@ from console.services.jobs import JobError
 class Move(LettersKind[MoveParams]):
     name = "move"
     action_label = "Move to queue"
-    offered_on = frozenset({SELECTION})
+    offered_on = frozenset({SELECTION, LETTER})
     needs = "move"
     params = MoveParams
     asks = (TARGET_QUEUE, *PACE_ASKS)

@@ -7,7 +7,7 @@ from typing import Any
 
 from console.access.roles import PURGE
 from console.jobs.engines.local import run_local
-from console.jobs.kinds.base import SELECTION, NoParams
+from console.jobs.kinds.base import LETTER, SELECTION, NoParams
 from console.jobs.kinds.letters import LettersKind
 from console.models import Job, LetterState
 
@@ -16,7 +16,7 @@ class Purge(LettersKind[NoParams]):
     name = "purge"
     permission = PURGE
     always_approved = True
-    offered_on = frozenset({SELECTION})
+    offered_on = frozenset({SELECTION, LETTER})
     cannot_be_undone = "A purge erases the bodies for good; the envelopes stay as tombstones."
     #: The states it acts on, the state it leaves, and the fields it changes besides.
     transition: tuple[tuple[str, ...], str, dict[str, Any]] = (

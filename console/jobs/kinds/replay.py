@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from console.jobs.engines.publish import Publishing, run_publish
-from console.jobs.kinds.base import ORIGIN, SELECTION
+from console.jobs.kinds.base import LETTER, ORIGIN, SELECTION
 from console.jobs.kinds.letters import LettersKind
 from console.jobs.kinds.pace import PACE_ASKS, Pace
 from console.models import Job, LetterState
@@ -13,7 +13,7 @@ from console.models import Job, LetterState
 class Replay(LettersKind[Pace]):
     name = "replay"
     action_label = "Replay to origin"
-    offered_on = frozenset({SELECTION})
+    offered_on = frozenset({SELECTION, LETTER})
     params = Pace
     asks = PACE_ASKS
     publishes_to = ORIGIN

@@ -1,6 +1,8 @@
-"""Bulk actions on a place's letters: preview a frozen set, then confirm it into a job.
+"""Bulk actions on letters: preview a frozen set, then confirm it into a job.
 
-The place page's action form posts here. The preview freezes the letters the operator saw
+The action forms of a place's page and of a letter's page post to the place's preview; those
+of a failure group's page and of the Letters page (across the places the reader may see) to
+the preview across places. The preview freezes the letters the operator saw
 (ticked ids, or the page's filter bounded by the highest letter id that exists now) and the
 frozen set travels to the confirm step signed (django.core.signing), so the job acts on exactly
 what the preview showed, however many letters arrive in between; the preview says how many did.
@@ -14,7 +16,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core import signing
-from django.db.models import BinaryField
+from django.db.models import BinaryField, QuerySet
 from django.db.models.functions import Substr
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -22,7 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console.access.redaction_policy import mask_previews
 from console.access.roles import has
-from console.access.scope import visible
+from console.access.scope import scope_of, visible
 from console.brokers import adapter_class
 from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.door.requests import request_job
@@ -30,9 +32,17 @@ from console.jobs.kinds import JobKind, kind, offered
 from console.jobs.kinds.base import ORIGIN, SELECTION, TARGET
 from console.models import DeadLetter, DeadPlace
 from console.services.jobs import JobError, preview_frozen
-from console.services.selection import SelectionError, arrived_since, freeze
+from console.services.selection import (
+    SelectionError,
+    arrived_since,
+    clean_filter,
+    freeze,
+    resolve,
+    visible_matches,
+)
 from console.web.action_forms import BulkActionForm, ConfirmForm
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
+from console.web.letter_lists import COUNT_CAP
 
 #: A preview can be confirmed for this long; after that the operator looks again.
 TOKEN_MAX_AGE = 2 * 60 * 60
@@ -47,11 +57,22 @@ def offered_actions(place: DeadPlace, user=None) -> list[JobKind]:
     return [each for each in offered(SELECTION, capabilities) if user is None or has(user, each.permission)]
 
 
-def move_targets(place: DeadPlace, user) -> list[str]:
-    """Queue names to suggest for a move: the origins and dead places of the broker that
-    ``user`` may see (a suggestion list must not name places outside their scope)."""
+def offered_across(places: QuerySet[DeadPlace], user=None) -> list[JobKind]:
+    """The kinds offered on a selection that the adapter of every one of ``places`` supports
+    (and ``user``'s role allows, when given)."""
+    kinds = {kind_name for (kind_name,) in places.order_by().values_list("broker__kind").distinct()}
+    every = [adapter_class(kind_name).capabilities() for kind_name in sorted(kinds)]
+    return [each for each in offered(SELECTION) if (user is None or has(user, each.permission))
+            and all(each.offered(SELECTION, capabilities) for capabilities in every)]
+
+
+def move_targets(place: DeadPlace | None, user) -> list[str]:
+    """Queue names to suggest for a move: the origins and dead places of the broker (of every
+    broker, across places) that ``user`` may see (a suggestion list must not name places
+    outside their scope)."""
     names: set[str] = set()
-    places = visible(user, DeadPlace.objects.filter(broker_id=place.broker_id))
+    places = visible(user, DeadPlace.objects.all() if place is None else
+                     DeadPlace.objects.filter(broker_id=place.broker_id))
     for name, origins in places.values_list("name", "origins"):
         names.add(name)
         names.update(o for o in origins or [] if isinstance(o, str))
@@ -62,9 +83,9 @@ def _place(place_id: int) -> DeadPlace:
     return get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
 
 
-def _sign(request, place: DeadPlace, action: str, asked: dict[str, Any], selection: dict) -> str:
-    payload = {"place": place.pk, "action": action, "asked": asked, "selection": selection,
-               "user": request.user.pk}
+def _sign(request, place: DeadPlace | None, action: str, asked: dict[str, Any], selection: dict) -> str:
+    payload = {"place": place.pk if place is not None else None, "action": action, "asked": asked,
+               "selection": selection, "user": request.user.pk}
     return signing.dumps(payload, salt=TOKEN_SALT, compress=True)
 
 
@@ -77,10 +98,46 @@ def _unsign(request, token: str) -> dict[str, Any] | None:
     return payload if payload.get("user") == request.user.pk else None
 
 
-def _back_to_place(place: DeadPlace, filters: dict[str, str]) -> str:
-    shown = {k: v for k, v in filters.items() if k != "place"}
-    url = reverse("place", args=[place.pk])
+def _back(place: DeadPlace | None, selection: dict[str, Any]) -> str:
+    """Where the letters were looked at: one letter's page, the place's page with its filter,
+    or the Letters page across places with it."""
+    if len(selection.get("ids") or ()) == 1:
+        return reverse("letter", args=[selection["ids"][0]])
+    filters = selection.get("filter", {})
+    shown = {k: v for k, v in filters.items() if k != "place" or place is None}
+    url = reverse("place", args=[place.pk]) if place is not None else reverse("letters")
     return f"{url}?{urlencode(shown)}" if shown else url
+
+
+def _posted_filter(request) -> dict[str, str]:
+    """The filter's hidden copy in an action form: the filter form's fields, and on the Letters
+    page the other keys of a selection it was opened with (an analytics link's weekday...)."""
+    prefix = f"{FILTER_PREFIX}-"
+    form = LetterFilterForm(request.POST, prefix=FILTER_PREFIX)
+    more = clean_filter({key[len(prefix):]: value for key, value in request.POST.items()
+                         if key.startswith(prefix) and key[len(prefix):] not in form.fields})
+    return {**more, **form.filter_values()}
+
+
+def _refused(request, form: BulkActionForm, back: str):
+    for errors in form.errors.values():
+        for error in errors:
+            messages.error(request, str(error))
+    return redirect(back)
+
+
+def _previewed(request, place: DeadPlace | None, data: dict[str, Any], selection: dict):
+    """The preview of a frozen selection, with the confirm form under it."""
+    token = _sign(request, place, data["action"], data["asked"], selection)
+    confirm = ConfirmForm(initial={"token": token, "reason": data["reason"], "ticket": data["ticket"]},
+                          job_kind=kind(data["action"]), place_name=_name_to_type(place))
+    return _render_preview(request, place, kind(data["action"]), data["asked"], selection, confirm, token)
+
+
+def _name_to_type(place: DeadPlace | None) -> str:
+    """What a kind that cannot be undone asks to be typed: the place's name, or across places
+    the word "purge" (there is no one name to type)."""
+    return place.name if place is not None else "purge"
 
 
 @login_required
@@ -89,13 +146,10 @@ def action_preview(request, place_id: int):
     """Freeze the selection posted from the place page and show what the action would touch."""
     place = _place(place_id)
     form = BulkActionForm(request.POST, offered=offered_actions(place, request.user))
-    filters = LetterFilterForm(request.POST, prefix=FILTER_PREFIX).filter_values()
-    back = _back_to_place(place, filters)
+    filters = _posted_filter(request)
+    back = _back(place, {"filter": filters})
     if not form.is_valid():
-        for errors in form.errors.values():
-            for error in errors:
-                messages.error(request, str(error))
-        return redirect(back)
+        return _refused(request, form, back)
     data = form.cleaned_data
     try:
         if data["select_all"]:
@@ -107,10 +161,51 @@ def action_preview(request, place_id: int):
     except SelectionError as exc:
         messages.error(request, str(exc))
         return redirect(back)
-    token = _sign(request, place, data["action"], data["asked"], selection)
-    confirm = ConfirmForm(initial={"token": token, "reason": data["reason"], "ticket": data["ticket"]},
-                          job_kind=kind(data["action"]), place_name=place.name)
-    return _render_preview(request, place, kind(data["action"]), data["asked"], selection, confirm, token)
+    return _previewed(request, place, data, selection)
+
+
+@login_required
+@require_POST
+def letters_preview(request):
+    """Freeze the selection posted from a page across places (a failure group's, the Letters
+    page) and show what the action would touch. Only letters the reader may see: for a reader
+    limited to some places, all matching are frozen as the ids of the matching letters they
+    see (a filter alone would reach into places outside their scope)."""
+    letters = visible(request.user, DeadLetter.objects.all())
+    places = visible(request.user, DeadPlace.objects.all())
+    form = BulkActionForm(request.POST, offered=offered_across(places, request.user))
+    filters = _posted_filter(request)
+    back = _back(None, {"filter": filters})
+    if not form.is_valid():
+        return _refused(request, form, back)
+    data = form.cleaned_data
+    try:
+        if not data["select_all"]:
+            selection = freeze(ids=list(letters.filter(id__in=data["ids"]).values_list("id", flat=True)))
+        elif scope_of(request.user).unlimited:
+            selection = freeze(filter=filters)
+        else:
+            matching = visible_matches(request.user, filters, letters).letters
+            ids = list(matching.order_by("id").values_list("id", flat=True)[: COUNT_CAP + 1])
+            if len(ids) > COUNT_CAP:
+                raise SelectionError(f"more than {COUNT_CAP} letters match: narrow the filter to act on all of them")
+            selection = freeze(ids=ids)
+    except SelectionError as exc:
+        messages.error(request, str(exc))
+        return redirect(back)
+    if data["action"] not in {each.name for each in _kinds_for(None, selection, request.user)}:
+        messages.error(request, f"{data['action']!r} cannot be done on letters of every broker selected: "
+                                "narrow the selection to one broker.")
+        return redirect(back)
+    return _previewed(request, None, data, selection)
+
+
+def _kinds_for(place: DeadPlace | None, selection: dict[str, Any], user=None) -> list[JobKind]:
+    """The kinds offered on a frozen selection: the place's, or across places those that the
+    adapter of every place holding its letters supports."""
+    if place is not None:
+        return offered_actions(place, user)
+    return offered_across(DeadPlace.objects.filter(pk__in=resolve(selection).order_by().values("place_id")), user)
 
 
 @login_required
@@ -122,13 +217,14 @@ def action_confirm(request):
     if payload is None:
         messages.error(request, "This preview has expired or is not valid: look at the letters again.")
         return redirect("inventory")
-    place = _place(payload["place"])
+    place = _place(payload["place"]) if payload["place"] is not None else None
     asked, selection = payload["asked"], payload["selection"]
-    job_kind = next((each for each in offered_actions(place) if each.name == payload["action"]), None)
+    job_kind = next((each for each in _kinds_for(place, selection) if each.name == payload["action"]), None)
     if job_kind is None:
-        messages.error(request, f"{place.broker.kind} cannot do {payload['action']!r} on a selection of letters.")
-        return redirect("place", place.pk)
-    form = ConfirmForm(request.POST, job_kind=job_kind, place_name=place.name)
+        where = place.broker.kind if place is not None else "The brokers of these letters"
+        messages.error(request, f"{where} cannot do {payload['action']!r} on a selection of letters.")
+        return redirect(_back(place, selection))
+    form = ConfirmForm(request.POST, job_kind=job_kind, place_name=_name_to_type(place))
     if form.is_valid():
         try:
             job = request_job(
@@ -155,13 +251,13 @@ def arrived_since_preview(request):
                    "token": request.GET["token"]})
 
 
-def _render_preview(request, place: DeadPlace, job_kind: JobKind, asked: dict[str, Any], selection: dict,
+def _render_preview(request, place: DeadPlace | None, job_kind: JobKind, asked: dict[str, Any], selection: dict,
                     confirm: ConfirmForm, token: str):
     try:
         summary = preview_frozen(selection, reader=request.user, sample=SAMPLE_SIZE)
     except JobError as exc:
         messages.error(request, str(exc))
-        return redirect("place", place.pk)
+        return redirect(_back(place, selection))
     head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
     sample = list(DeadLetter.objects.filter(id__in=summary["sample"]).defer("body").annotate(body_head=head)
                   .order_by("id"))
@@ -182,7 +278,7 @@ def _render_preview(request, place: DeadPlace, job_kind: JobKind, asked: dict[st
         "sample": sample,
         "form": confirm,
         "token": token,
-        "back": _back_to_place(place, selection.get("filter", {})),
+        "back": _back(place, selection),
     }
     return render(request, "web/preview.html", context)
 

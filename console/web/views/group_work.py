@@ -1,5 +1,6 @@
-"""A failure group's page: what people decided (status, owner, tags), their notes and the
-group's timeline (console.services.group_work: checked and audited)."""
+"""A failure group's page: what people decided (status, owner, tags), their notes, the
+group's timeline (console.services.group_work: checked and audited), and its letters, to
+filter, tick or select all and act on (the Letters page's preview across places)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from console.access.scope import visible
 from console.models import DeadLetter, GroupTriage
 from console.services.group_work import GroupError, do_add_note, do_update_group, notes, timeline
 from console.services.groups import Among, failure_groups
+from console.web.forms import FILTER_PREFIX, LetterFilterForm
+from console.web.letter_lists import listing
 
 
 @login_required
@@ -23,9 +26,17 @@ def group_detail(request, fingerprint: str):
         raise Http404("no such failure group among the letters you may see")
     mask_envelopes(request.user, groups)
     row = GroupTriage.objects.select_related("owner").filter(fingerprint=fingerprint).first()
+    filter_form = LetterFilterForm(request.GET)
+    del filter_form.fields["fingerprint"]  # the group's own
+    filters = filter_form.filter_values()
+    letters = {**filters, "fingerprint": fingerprint}
     return render(request, "web/group.html", {
         "group": groups[0], "triage": row, "notes": notes(fingerprint, request.user),
         "timeline": timeline(fingerprint, request.user), "status_choices": GroupTriage.Status.choices,
+        "filter_form": filter_form, "filters_active": bool(filters),
+        "found": listing(request.user, letters, request.GET.get("after")),
+        "hidden_filter": LetterFilterForm(initial=letters, prefix=FILTER_PREFIX),
+        "preselect_all": request.GET.get("select_all") == "1",
     })
 
 

@@ -1,32 +1,30 @@
 """Letters: one letter in full (envelope, what its brokers wrote on it, headers, body, lineage,
-audit trail, the edit form), its body as a download, edit-and-replay, and a plain list of
-letters by id."""
+audit trail, its actions, the edit form), its body as a download, edit-and-replay, and the
+Letters page across places."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import BinaryField
-from django.db.models.functions import Substr
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction_policy import ShownContent, mask_envelopes, mask_events, mask_previews
+from console.access.redaction_policy import ShownContent, mask_envelopes, mask_events
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.brokers import compression
 from console.brokers.compression import Decoded
-from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.door.requests import request_job
 from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES
 from console.services.jobs import JobError
 from console.services.parsing import ascii_whole_number
 from console.services.rules import handling_of
-from console.services.selection import SelectionError, clean_filter, visible_matches
+from console.services.selection import clean_filter
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
 from console.web.display import BodyView, body_view, letter_tables, value_rows
-from console.web.paging import page_after, page_key
+from console.web.forms import FILTER_PREFIX, LetterFilterForm
+from console.web.letter_lists import listing
 
 #: A letters list by id shows at most this many ids from the query string.
 MAX_LISTED_IDS = 1000
@@ -118,30 +116,23 @@ def _ids(raw: str) -> list[int]:
 
 @login_required
 def letter_list(request):
-    """Letters named by id (``?ids=1,2,3``), by an audit event (``?event=7``), or by a filter
-    across every place the user may see (``?fingerprint=...&state=replayed``: the keys of
-    console.services.selection, which the analytics page links with), in keyset pages."""
-    event, filters, error, complete = None, clean_filter(request.GET), "", True
-    after = request.GET.get("after")
-    letters = visible(request.user, DeadLetter.objects.all())
+    """Letters across every place the user may see, in keyset pages: by the place page's filter
+    (and the other keys of console.services.selection, which the analytics page links with:
+    ``?weekday=1&hour=9``), to tick or select all and act on; or, to read, the letters named
+    by id (``?ids=1,2,3``) or by an audit event (``?event=7``)."""
+    after, event = request.GET.get("after"), None
+    context: dict[str, object] = {}
     if (event_id := ascii_whole_number(request.GET.get("event", ""))) is not None:
         event = get_object_or_404(visible(request.user, AuditEvent.objects.all()), pk=event_id)
-        letters = letters.filter(id__in=event.letter_ids)
-    elif filters:
-        try:
-            # Content filters count only what the user's masked letters still show (see visible_matches).
-            matches = visible_matches(request.user, filters, letters, after=page_key(after) if after else None)
-            letters, complete = matches.letters, matches.complete
-        except SelectionError as exc:
-            letters, error = letters.none(), str(exc)
+        found = listing(request.user, {}, after, DeadLetter.objects.filter(id__in=event.letter_ids))
+    elif "ids" in request.GET:
+        found = listing(request.user, {}, after, DeadLetter.objects.filter(id__in=_ids(request.GET["ids"])))
     else:
-        letters = letters.filter(id__in=_ids(request.GET.get("ids", "")))
-    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
-    page = page_after(letters.select_related("place").defer("body").annotate(body_head=head), after)
-    if page.next_key is None and not complete:
-        page.next_key = matches.checked_to  # more candidates remain to be confirmed
-    for letter in page.rows:
-        letter.preview = body_preview(letter.body_head, letter.body_size)
-    mask_previews(request.user, page.rows)
-    return render(request, "web/letters.html", {"page": page, "event": event, "filters": filters,
-                                                "filter_error": error})
+        filter_form = LetterFilterForm(request.GET)
+        more = {key: value for key, value in clean_filter(request.GET).items() if key not in filter_form.fields}
+        filters = {**more, **filter_form.filter_values()}
+        found = listing(request.user, filters, after)
+        context = {"filter_form": filter_form, "filters_active": bool(filters), "more_filters": more.items(),
+                   "hidden_filter": LetterFilterForm(initial=filters, prefix=FILTER_PREFIX),
+                   "preselect_all": request.GET.get("select_all") == "1"}
+    return render(request, "web/letters.html", {"found": found, "event": event, **context})

@@ -1,0 +1,66 @@
+"""A filtered list of letters as the pages show it: the matching count (capped), one keyset page
+with body previews, masked for the reader. The place page, a failure group's page and the
+Letters page across places list their letters through :func:`listing`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import BinaryField, QuerySet
+from django.db.models.functions import Substr
+
+from console.access.actors import Actor
+from console.access.redaction_policy import mask_envelopes, mask_previews
+from console.access.scope import visible
+from console.brokers.values import PREVIEW_CHARS, body_preview
+from console.models import DeadLetter
+from console.services.selection import SelectionError, visible_matches
+from console.web.paging import Page, page_after, page_key
+
+#: Up to this many matching letters are counted exactly; past it the page says "more than".
+#: Counting is the one part of the page whose cost grows with the place (a body-text filter
+#: reads every body), so it is bounded; 10,000 letters cost tens of milliseconds at most.
+COUNT_CAP = 10_000
+
+
+def capped_count(letters: QuerySet[DeadLetter], cap: int | None = None) -> tuple[int, bool]:
+    """(count, exact): the exact count when it is at most ``cap``, else (cap, False)."""
+    cap = COUNT_CAP if cap is None else cap
+    found = letters.order_by().values("id")[: cap + 1].count()
+    return (found, True) if found <= cap else (cap, False)
+
+
+@dataclass
+class Listing:
+    """What a page shows of the letters matching a filter."""
+
+    page: Page | None  # None when the filter was refused
+    matching: int = 0
+    exact: bool = True
+    #: A viewer's content filter confirmed only the first candidates: "at least".
+    at_least: bool = False
+    error: str = ""
+
+
+def listing(reader: Actor, params: dict[str, Any], after: str | None,
+            queryset: QuerySet[DeadLetter] | None = None) -> Listing:
+    """The letters matching ``params`` (console.services.selection's keys) that ``reader`` may
+    see, the page after ``after``, previews and envelopes masked for the reader."""
+    letters = visible(reader, DeadLetter.objects.all() if queryset is None else queryset)
+    try:
+        # For a viewer, filters on content count only what the masked letters still show.
+        counted = visible_matches(reader, params, letters)
+        matching, exact = capped_count(counted.letters)
+        matches = visible_matches(reader, params, letters, after=page_key(after)) if after else counted
+    except SelectionError as exc:
+        return Listing(page=None, error=str(exc))
+    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
+    page = page_after(matches.letters.select_related("place").defer("body").annotate(body_head=head), after)
+    if page.next_key is None and not matches.complete:
+        page.next_key = matches.checked_to  # more candidates remain to be confirmed
+    for letter in page.rows:
+        letter.preview = body_preview(letter.body_head, letter.body_size)
+    mask_previews(reader, page.rows)
+    mask_envelopes(reader, page.rows)
+    return Listing(page=page, matching=matching, exact=exact, at_least=not counted.complete)
