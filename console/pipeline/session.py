@@ -6,7 +6,8 @@ Three ways, chosen by the environment:
   pure-Python client (gRPC and Arrow); Spark, and Java, run in the Connect server.
 * under ``spark-submit``: the session spark-submit's driver made, with its master and --conf.
 * otherwise Spark starts in this process, ``local[*]`` unless ``DLO_SPARK_MASTER`` names another
-  master, with ``DLO_SPARK_DRIVER_MEMORY`` (default ``2g``).
+  master, with ``DLO_SPARK_DRIVER_MEMORY`` (default ``2g``) and Spark's log level
+  ``DLO_SPARK_LOG_LEVEL`` (default ``WARN``).
 
 A session that already exists (the tests' one, or the one spark-submit made) is reused as it is.
 """
@@ -17,6 +18,8 @@ import os
 
 from django.conf import settings
 from pyspark.sql import SparkSession
+
+from console.pipeline.spark_log import java_options
 
 # Settings for every run unless spark-submit's --conf gives its own: UTC days, shuffles sized
 # by adaptive execution (4 partitions where it cannot, measured best on two cores), and
@@ -65,9 +68,10 @@ def _in_process(app_name: str) -> SparkSession:
     if given is None:
         builder = builder.config("spark.driver.memory", settings.DLO_SPARK_DRIVER_MEMORY)
         builder = builder.config("spark.ui.showConsoleProgress", "false")
+        builder = builder.config("spark.driver.extraJavaOptions", java_options())  # its log to var/log
     for key, value in DEFAULTS.items():
         if given is None or not given.contains(key):
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("DLO_SPARK_LOG_LEVEL", "WARN"))
+    spark.sparkContext.setLogLevel(settings.DLO_SPARK_LOG_LEVEL)
     return spark

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from console.access.actors import Actor
 from console.access.guards import guard_places
 from console.access.roles import ACT, has, role_holding
 from console.access.scope import OutOfScope, scope_of
 from console.models import Broker, DeadPlace
+from console.refusals import Refusal, require_reason
 from console.services import audit
-from console.services.audit import Actor
-from console.refusals import Refusal
 
 
 class KeepError(Refusal):
@@ -29,9 +29,7 @@ def _allowed(actor: Actor) -> None:
 def do_keep(place: DeadPlace, keep: bool, *, actor: Actor, reason: str) -> DeadPlace:
     """Turn keeping ``place`` in custody on or off; a change to what it already is writes nothing."""
     _allowed(actor)
-    reason = (reason or "").strip()
-    if not reason:
-        raise KeepError("a reason is required")
+    reason = require_reason(reason, KeepError)
     try:
         guard_places(actor, [place.pk])
     except OutOfScope as exc:
@@ -52,11 +50,9 @@ def do_keep_new_places(broker: Broker, keep: bool, *, actor: Actor, reason: str)
     (places known already keep their own setting)."""
     _allowed(actor)
     scope = scope_of(actor)
-    if not scope.unlimited and broker.pk not in scope.brokers:
+    if not scope.allows(broker.pk, None):
         raise KeepError("only someone who may act on the whole broker sets its default for new places")
-    reason = (reason or "").strip()
-    if not reason:
-        raise KeepError("a reason is required")
+    reason = require_reason(reason, KeepError)
     broker = Broker.objects.select_for_update().get(pk=broker.pk)
     if broker.keep_new_places == keep:
         return broker
