@@ -35,6 +35,7 @@ def test_an_operator_is_offered_replay_move_and_mark_failed_for_the_letter(signe
     html = _letter_page(signed_in, letter)
     assert 'id="letter-actions"' in html and f'action="{reverse("action-preview", args=[place.pk])}"' in html
     assert f'<input type="hidden" name="ids" value="{letter.pk}">' in html
+    assert f'<input type="hidden" name="letter" value="{letter.pk}">' in html  # the preview leads back here
     assert _action_values(html) == ["replay", "move", "mark_failed"]  # purge is an admin's
 
 
@@ -42,11 +43,14 @@ def test_an_operator_replays_the_letter_through_the_preview_and_the_job_succeeds
     letter = store_letter(place, b'{"order": 2}')
     store_letter(place, b'{"order": 3}')  # another letter of the place, left alone
     preview = signed_in.post(reverse("action-preview", args=[place.pk]),
-                             {"action": "replay", "ids": [letter.pk], "reason": "consumer fixed"})
+                             {"action": "replay", "ids": [letter.pk], "letter": letter.pk, "reason": "consumer fixed"})
     html = preview.content.decode()
     assert preview.status_code == 200 and not Job.objects.exists()
     assert '<strong id="preview-count">1</strong>' in html
     assert f'<a href="{reverse("letter", args=[letter.pk])}">Back to the letters</a>' in html
+    refused = signed_in.post(reverse("action-preview", args=[place.pk]),
+                             {"action": "move", "ids": [letter.pk], "letter": letter.pk})
+    assert refused["Location"] == reverse("letter", args=[letter.pk])  # a move needs a target: said on its page
 
     done = signed_in.post(reverse("action-confirm"), {"token": _token(preview), "reason": "consumer fixed"})
     job = Job.objects.get()

@@ -32,6 +32,7 @@ from console.jobs.kinds import JobKind, kind, offered
 from console.jobs.kinds.base import ORIGIN, SELECTION, TARGET
 from console.models import DeadLetter, DeadPlace
 from console.services.jobs import JobError, preview_frozen
+from console.services.parsing import ascii_whole_number
 from console.services.selection import (
     SelectionError,
     arrived_since,
@@ -83,9 +84,10 @@ def _place(place_id: int) -> DeadPlace:
     return get_object_or_404(DeadPlace.objects.select_related("broker"), pk=place_id)
 
 
-def _sign(request, place: DeadPlace | None, action: str, asked: dict[str, Any], selection: dict) -> str:
+def _sign(request, place: DeadPlace | None, action: str, asked: dict[str, Any], selection: dict,
+          letter: int | None) -> str:
     payload = {"place": place.pk if place is not None else None, "action": action, "asked": asked,
-               "selection": selection, "user": request.user.pk}
+               "selection": selection, "user": request.user.pk, "letter": letter}
     return signing.dumps(payload, salt=TOKEN_SALT, compress=True)
 
 
@@ -98,11 +100,11 @@ def _unsign(request, token: str) -> dict[str, Any] | None:
     return payload if payload.get("user") == request.user.pk else None
 
 
-def _back(place: DeadPlace | None, selection: dict[str, Any]) -> str:
-    """Where the letters were looked at: one letter's page, the place's page with its filter,
-    or the Letters page across places with it."""
-    if len(selection.get("ids") or ()) == 1:
-        return reverse("letter", args=[selection["ids"][0]])
+def _back(place: DeadPlace | None, selection: dict[str, Any], letter: int | None = None) -> str:
+    """Where the letters were looked at: the ``letter``'s page (its own actions), the place's
+    page with its filter, or the Letters page across places with it."""
+    if letter is not None:
+        return reverse("letter", args=[letter])
     filters = selection.get("filter", {})
     shown = {k: v for k, v in filters.items() if k != "place" or place is None}
     url = reverse("place", args=[place.pk]) if place is not None else reverse("letters")
@@ -126,12 +128,13 @@ def _refused(request, form: BulkActionForm, back: str):
     return redirect(back)
 
 
-def _previewed(request, place: DeadPlace | None, data: dict[str, Any], selection: dict):
-    """The preview of a frozen selection, with the confirm form under it."""
-    token = _sign(request, place, data["action"], data["asked"], selection)
+def _previewed(request, place: DeadPlace | None, data: dict[str, Any], selection: dict, letter: int | None = None):
+    """The preview of a frozen selection, with the confirm form under it (``letter``: asked on
+    that letter's page, for it alone)."""
+    token = _sign(request, place, data["action"], data["asked"], selection, letter)
     confirm = ConfirmForm(initial={"token": token, "reason": data["reason"], "ticket": data["ticket"]},
                           job_kind=kind(data["action"]), place_name=_name_to_type(place))
-    return _render_preview(request, place, kind(data["action"]), data["asked"], selection, confirm, token)
+    return _render_preview(request, place, kind(data["action"]), data["asked"], selection, confirm, token, letter)
 
 
 def _name_to_type(place: DeadPlace | None) -> str:
@@ -147,7 +150,8 @@ def action_preview(request, place_id: int):
     place = _place(place_id)
     form = BulkActionForm(request.POST, offered=offered_actions(place, request.user))
     filters = _posted_filter(request)
-    back = _back(place, {"filter": filters})
+    letter = ascii_whole_number(request.POST.get("letter", ""))  # asked on that letter's page
+    back = _back(place, {"filter": filters}, letter)
     if not form.is_valid():
         return _refused(request, form, back)
     data = form.cleaned_data
@@ -161,7 +165,7 @@ def action_preview(request, place_id: int):
     except SelectionError as exc:
         messages.error(request, str(exc))
         return redirect(back)
-    return _previewed(request, place, data, selection)
+    return _previewed(request, place, data, selection, letter if selection.get("ids") == [letter] else None)
 
 
 @login_required
@@ -223,7 +227,7 @@ def action_confirm(request):
     if job_kind is None:
         where = place.broker.kind if place is not None else "The brokers of these letters"
         messages.error(request, f"{where} cannot do {payload['action']!r} on a selection of letters.")
-        return redirect(_back(place, selection))
+        return redirect(_back(place, selection, payload.get("letter")))
     form = ConfirmForm(request.POST, job_kind=job_kind, place_name=_name_to_type(place))
     if form.is_valid():
         try:
@@ -236,7 +240,7 @@ def action_confirm(request):
         else:
             return redirect("job", job.pk)
     # Refused: the same preview again, with the errors (200, like any form shown again).
-    return _render_preview(request, place, job_kind, asked, selection, form, token)
+    return _render_preview(request, place, job_kind, asked, selection, form, token, payload.get("letter"))
 
 
 @login_required
@@ -252,12 +256,12 @@ def arrived_since_preview(request):
 
 
 def _render_preview(request, place: DeadPlace | None, job_kind: JobKind, asked: dict[str, Any], selection: dict,
-                    confirm: ConfirmForm, token: str):
+                    confirm: ConfirmForm, token: str, from_letter: int | None = None):
     try:
         summary = preview_frozen(selection, reader=request.user, sample=SAMPLE_SIZE)
     except JobError as exc:
         messages.error(request, str(exc))
-        return redirect(_back(place, selection))
+        return redirect(_back(place, selection, from_letter))
     head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
     sample = list(DeadLetter.objects.filter(id__in=summary["sample"]).defer("body").annotate(body_head=head)
                   .order_by("id"))
@@ -278,7 +282,7 @@ def _render_preview(request, place: DeadPlace | None, job_kind: JobKind, asked: 
         "sample": sample,
         "form": confirm,
         "token": token,
-        "back": _back(place, selection),
+        "back": _back(place, selection, from_letter),
     }
     return render(request, "web/preview.html", context)
 
