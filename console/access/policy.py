@@ -44,7 +44,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "jobs": VIEW,
     "job": VIEW,
     "audit": VIEW,
-    # Exports are redacted for everyone (console.access.redaction).
+    # Exports are redacted for everyone (console.access.redaction_policy).
     "audit-export-csv": VIEW,
     "audit-export-json": VIEW,
     "broker": VIEW,
@@ -61,6 +61,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "place-shovel": ACT,
     # Purge is refused to non-admins by the one door of every job (console.jobs.door.requests).
     "action-preview": ACT,
+    "letters-preview": ACT,
     "action-confirm": ACT,
     "action-arrived": ACT,
     "letter-edit": ACT,
@@ -107,7 +108,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-rule": {"GET": VIEW, "*": ACT},
     "api-rule-dry-run": ACT,
     # Notification channels may point anywhere and subscriptions tell people about places: an
-    # admin's (console.services.notify checks it too); the delivery log with them.
+    # admin's (console.services.channels checks it too); the delivery log with them.
     # The admin pages' API: the same permissions as the pages (tokens: each user's own).
     "api-redaction-rules": MANAGE_REDACTION,
     "api-redaction-rule": MANAGE_REDACTION,
@@ -154,6 +155,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
 #: (url name, field, value) -> permission. Purging is one of the letter actions.
 DATA_PERMISSIONS: dict[tuple[str, str, str], str] = {
     ("action-preview", "action", "purge"): PURGE,
+    ("letters-preview", "action", "purge"): PURGE,
     ("api-jobs", "action", "purge"): PURGE,
 }
 
