@@ -182,7 +182,7 @@ def main() -> None:
         print("RabbitMQ's management API does not answer: the demo on the memory broker, without the replay")
     url = _console(args, rabbitmq)
     for path in _pictures(url, args.out, replay=rabbitmq):
-        print(f"{path.relative_to(ROOT)}  {path.stat().st_size // 1024} KiB")
+        print(f"{path}  {path.stat().st_size // 1024} KiB")
 
 
 if __name__ == "__main__":
