@@ -47,7 +47,7 @@ def test_purge_with_the_typed_name_then_edit_and_replay_then_read_the_audit(
     page.goto(f"/letters/{keeper}/")
     page.get_by_text("Edit and replay").click()
     body = page.locator("#edit_body")
-    expect(body).to_have_value('{"order": 5, "currency": "XXX"}')
+    expect(body).to_have_value('{\n  "order": 5,\n  "currency": "XXX"\n}')  # shown laid out for editing
     body.fill('{"order": 5, "currency": "EUR"}')
     page.locator("#edit_headers").fill('{"x-tenant": "acme-eu", "x-fixed": true}')
     page.get_by_label("Reason (for the audit)").fill("currency typo")
