@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from django import forms
 
-from console.brokers import compression
+from console.brokers import bounded_json, compression
 from console.brokers.compression import Decoded
 from console.jobs.kinds import JobKind, kind
 from console.jobs.kinds.base import Ask
@@ -161,10 +161,11 @@ class ConfirmForm(forms.Form):
 
 def pretty_json(text: str) -> str | None:
     """``text`` laid out for reading and editing (indented) when it is a JSON object or array;
-    None for any other text."""
+    None for any other text, and for JSON too deep or too large to lay out (bounded_json: a
+    hostile body nested thousands deep must not take the letter page down)."""
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = bounded_json.loads(text)
+    except (ValueError, RecursionError):
         return None
     return json.dumps(value, indent=2, ensure_ascii=False) if isinstance(value, (dict, list)) else None
 

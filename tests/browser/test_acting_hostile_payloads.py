@@ -41,7 +41,7 @@ def test_hostile_body_and_headers_are_text_in_preview_edit_form_and_audit(signed
     assert json.loads(page.locator("#edit_headers").input_value()) == {"x-note": HOSTILE, XSS_IMG: "hostile name"}
     page.locator("#edit_body").fill(HOSTILE + "<b>edited</b>")
     page.locator("#edit_headers").fill(json.dumps({"x-note": XSS_IMG + "!", "x-new": XSS_SCRIPT}))
-    page.get_by_label("Reason (for the audit)").fill(XSS_IMG)
+    page.locator("#edit_reason").fill(XSS_IMG)
     page.get_by_role("button", name="Replay the edited copy").click()
     expect(page.locator("[data-status]")).to_have_text("Queued")
     _nothing_ran(page)

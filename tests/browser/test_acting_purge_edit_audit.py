@@ -50,7 +50,7 @@ def test_purge_with_the_typed_name_then_edit_and_replay_then_read_the_audit(
     expect(body).to_have_value('{\n  "order": 5,\n  "currency": "XXX"\n}')  # shown laid out for editing
     body.fill('{"order": 5, "currency": "EUR"}')
     page.locator("#edit_headers").fill('{"x-tenant": "acme-eu", "x-fixed": true}')
-    page.get_by_label("Reason (for the audit)").fill("currency typo")
+    page.locator("#edit_reason").fill("currency typo")
     screenshot(page, "edit-form")
     page.get_by_role("button", name="Replay the edited copy").click()
     expect(page).to_have_url(re.compile(r"/jobs/\d+/$"))
