@@ -3,7 +3,7 @@ only where an Apprise channel is checked or sent to)."""
 
 from __future__ import annotations
 
-from importlib import import_module
+from django.utils.module_loading import import_string
 
 from console.notifications.kinds.base import ChannelKind, NotifyError
 
@@ -26,6 +26,5 @@ def kind_of(kind: str) -> ChannelKind:
         dotted = KINDS[kind]
     except KeyError:
         raise NotifyError(f"kind must be one of {', '.join(KINDS)}") from None
-    module_name, _, class_name = dotted.rpartition(".")
-    kind_class: type[ChannelKind] = getattr(import_module(module_name), class_name)
+    kind_class: type[ChannelKind] = import_string(dotted)
     return kind_class()

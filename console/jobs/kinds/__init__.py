@@ -12,8 +12,9 @@ test's own): ``Job.kind`` takes its choices from this registry (console.apps), s
 from __future__ import annotations
 
 from functools import cache
-from importlib import import_module
 from typing import Any
+
+from django.utils.module_loading import import_string
 
 from console.jobs.kinds.base import JobKind, Plan
 from console.services.jobs import JobError
@@ -38,8 +39,7 @@ def kind(name: str) -> JobKind[Any]:
     """The kind called ``name``; JobError for a kind the console does not know."""
     if name not in KINDS:
         raise JobError(f"unknown kind of job {name!r}; known: {', '.join(KINDS)}")
-    module, _, cls = KINDS[name].rpartition(".")
-    found: JobKind[Any] = getattr(import_module(module), cls)()
+    found: JobKind[Any] = import_string(KINDS[name])()
     return found
 
 

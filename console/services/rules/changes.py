@@ -12,7 +12,7 @@ from django.utils import timezone
 from console.access.actors import Actor
 from console.access.roles import has, role_holding
 from console.access.scope import scope_of
-from console.models import DeadLetter, DeadPlace, LetterHandling, Rule, RuleVersion
+from console.models import Broker, DeadLetter, DeadPlace, LetterHandling, Rule, RuleVersion
 from console.services import audit
 from console.services.audit import actor_name, actor_user
 from console.services.rules.checks import SAFEGUARDS
@@ -42,8 +42,6 @@ def _scope_of_rule(scope: Any) -> tuple[int | None, int | None]:
         if place is None:
             raise RuleError(f"no dead place {value}")
         return None, place.pk
-    from console.models import Broker
-
     if not Broker.objects.filter(pk=value).exists():
         raise RuleError(f"no broker {value}")
     return value, None
@@ -209,8 +207,6 @@ def _where(rule: Rule) -> dict[str, Any]:
     if rule.place_id is not None:
         return {"place": DeadPlace.objects.select_related("broker").get(pk=rule.place_id)}
     if rule.broker_id is not None:
-        from console.models import Broker
-
         return {"broker": Broker.objects.get(pk=rule.broker_id)}
     return {}
 

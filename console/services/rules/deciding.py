@@ -20,6 +20,7 @@ from console.services.rules.matching import (
     open_letters,
 )
 from console.services.rules.spec import check_patterns, ladder_length, step_delay
+from console.services.safeguards import rules_may_replay
 
 
 @dataclass
@@ -55,8 +56,6 @@ def decide(rules: list[Rule], letters: QuerySet[DeadLetter], *, last_takes: set[
     passed over. The dry run and the rules' runs (console.jobs.automation.rules_at_work) both use this.
     ``last_takes``: the letters the last rule matches, when the caller knows them (a dry run's
     letters are its rule's), so only the earlier rules are matched here."""
-    from console.services.safeguards import rules_may_replay
-
     if last_takes is None:
         matched = list(zip(rules, matching_each(rules, letters), strict=True))
     else:

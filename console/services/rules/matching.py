@@ -29,7 +29,7 @@ from django.db.models.expressions import Combinable
 from django.db.models.sql.compiler import SQLCompiler
 from django.utils import timezone
 
-from console.models import DeadLetter, LetterState, Rule
+from console.models import DeadLetter, Job, LetterState, Rule
 from console.models.letter import LetterDocument, LetterSearch
 from console.services.rules.spec import path_steps
 from console.services.selection import filter_letters
@@ -260,8 +260,6 @@ MAX_INDEX = 2**31 - 1
 
 def handled_elsewhere() -> Q:
     """Letters no rule looks at now: held for a person by a rule, or in a rule's unfinished job."""
-    from console.models import Job
-
     return Q(handling__held=True) | (Q(handling__job__isnull=False) & ~Q(handling__job__status__in=Job.FINISHED))
 
 
