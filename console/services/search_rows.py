@@ -25,6 +25,7 @@ import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from celery import current_app
@@ -50,14 +51,21 @@ _NAMES_COMPRESSION = re.compile(r'"(?:content[-_]encoding"\s*:\s*"\s*(?:x-)?(?:g
                                 re.IGNORECASE)
 
 
+#: Whether this thread's letters get placeholder search rows now (``written_later``), as the
+#: connection's ``dlo.search_later`` says to the insert trigger.
+_later: ContextVar[bool] = ContextVar("search_rows_later", default=False)
+
+
 @contextmanager
 def written_later() -> Iterator[None]:
     """Letters inserted on this connection meanwhile get placeholder search rows."""
     with connection.cursor() as cursor:
         cursor.execute("SET dlo.search_later = 'on'")
+    token = _later.set(True)
     try:
         yield
     finally:
+        _later.reset(token)
         try:
             with connection.cursor() as cursor:
                 cursor.execute("RESET dlo.search_later")
@@ -83,7 +91,10 @@ def fill_search_rows(batch: int = FILL_BATCH) -> int:
 def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -> None:
     """After letters were inserted from ``rows`` (their JSON columns as text, console.services.
     custody): the search rows of those that may be compressed. A text search of the JSON first,
-    so that the others pay next to nothing; a capture's placeholders are left to the fill."""
+    so that the others pay next to nothing. A capture's letters (``written_later``) have
+    placeholders, which the fill writes decoded: nothing is looked at here, on capture's path."""
+    if _later.get():
+        return
     named = [letter_id for letter_id, row in zip(ids, rows, strict=True)
              if _NAMES_COMPRESSION.search(row["properties"]) or _NAMES_COMPRESSION.search(row["headers"])]
     if named:
