@@ -31,6 +31,12 @@ def letters_url(**filters: Any) -> str:
     return reverse("letters") + "?" + urlencode({k: v for k, v in filters.items() if v not in (None, "")})
 
 
+def group_title(exception_type: str, reason: str, fingerprint: str) -> str:
+    """A failure group as a chart names it: its exception type, else its letters' reason, and
+    the start of its fingerprint."""
+    return f"{exception_type or reason or 'no exception recorded'} [{fingerprint[:8]}]"
+
+
 @dataclass
 class Outcome:
     """One row of figures (console.models.OutcomeStat) with what it is about and its links."""
@@ -45,8 +51,7 @@ class Outcome:
 
     @property
     def group_title(self) -> str:
-        """A group as a chart names it: its exception type, else its reason, and its fingerprint's start."""
-        return f"{self.exception_type or self.reason or 'no exception recorded'} [{self.label[:8]}]"
+        return group_title(self.exception_type, self.reason, self.label)
 
     def url(self, **more: Any) -> str:
         return letters_url(**self.filters, **more)

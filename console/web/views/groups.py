@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from console.access.redaction_policy import mask_envelopes
 from console.access.scope import scope_of, visible
 from console.models import DeadPlace, FailureGroupHistory, GroupTriage, LetterState
+from console.services.analytics import group_title
 from console.services.filtersets import ANY_STATE, group_query
 from console.services.group_work import matching_fingerprints, triage
 from console.services.groups import Among, daily_counts, failure_groups
@@ -84,7 +85,7 @@ def group_history(request):
     chart = line_chart(
         f"Letters per day in the {CHARTED_GROUPS} largest groups of the whole history",
         [
-            Series(f"{row['exception_type'] or row['reason'] or 'no exception recorded'} [{row['fingerprint'][:8]}]",
+            Series(group_title(row["exception_type"], row["reason"], row["fingerprint"]),
                    [(datetime.combine(day, time.min, tzinfo=UTC), count) for day, count in row["trend"]])
             for row in top
         ],
