@@ -4,6 +4,7 @@ against RabbitMQ's own shovel on the same broker, interleaved run by run.
     .venv/bin/python benchmarks/api_vs_shovel.py                       # 5 runs at 20,000 and 100,000
     .venv/bin/python benchmarks/api_vs_shovel.py --sizes 20000 --runs 3
     .venv/bin/python benchmarks/api_vs_shovel.py --project /tmp/before  # the same, for another checkout
+    .venv/bin/python benchmarks/api_vs_shovel.py --held 1000000         # as a console in use: custody kept
 
 The console is started the way ``make run`` starts it: gunicorn (one process) on 127.0.0.1 and
 ``celery -A console worker`` (its default pool), both on Redis (``--redis``, database 9 by
@@ -16,8 +17,12 @@ so ``--project`` can measure an older checkout with this same script.
 
 Each run of a size, in turn:
 
-1. the shovel (broker_bench.shovel_baseline): N persistent 1 KiB messages moved between two
-   queues by a dynamic shovel, timed from its creation until all are there;
+1. the shovels, two baselines: the plain shovel (broker_bench.shovel_baseline), N persistent
+   1 KiB messages moved between two queues, and the dead-letter shovel
+   (broker_bench.dead_letter_shovel_baseline), N dead letters like the run's own (x-death and
+   the same headers) moved out of their DLQ: what an operator would do instead of using the
+   console. Each is timed from the shovel's creation until its destination holds N (a passive
+   declare). Ratios are against the dead-letter shovel;
 2. N messages published to an origin queue whose dead-letter exchange routes to its DLQ, each
    expiring at once (``expiration`` 0: a real ``x-death``, reason ``expired``); not timed;
 3. the capture: ``POST /api/places/{id}/capture/``, approved by the second operator
@@ -26,7 +31,7 @@ Each run of a size, in turn:
    finished (each look costs the web process and PostgreSQL a few milliseconds of the two
    cores the job runs on, so looking far more often slows the job it times). It must have
    taken N letters and left the DLQ empty;
-4. the shovel again;
+4. the two shovels again;
 5. the replay of those letters to their origin: ``POST /api/jobs/`` (action replay, filter: the
    place, held), approved and polled the same way. The origin queue must then hold exactly N
    (it has no consumer, and RabbitMQ drops ``expiration`` when it dead-letters a message).
@@ -34,13 +39,18 @@ Each run of a size, in turn:
 Between steps the benchmark waits until the worker and PostgreSQL are quiet (whatever a job
 left to do after it finished is done and measured as "after" CPU, not counted in the rate),
 and after each run it deletes the run's letters and queues and vacuums, so every run starts
-from the same database. CPU per letter is read from ``/proc/<pid>/stat`` (user + system) over
-each job, from its approval until it finished: the worker's processes, their children (a
+from the same database. With ``--held N`` it lives as a console in use instead: before the runs
+the database is seeded with N letters in four other places (benchmarks/seed_letters.py, skipped
+when they are there), every run's letters are kept (only ``VACUUM ANALYZE`` after each run, as
+autovacuum would do after that many changes: this machine's PostgreSQL runs without it), and
+sizes are interleaved run by run (20,000, 100,000, 20,000, ...), so custody grows as it would.
+
+CPU per letter is read from ``/proc/<pid>/stat`` (user + system) over each job, from its approval until it finished: the worker's processes, their children (a
 capture's reader process, a replay's publisher processes; their time once they exit), all of
 PostgreSQL's processes and RabbitMQ's (beam.smp).
 
 It prints each run, then per size and kind the median and lowest ratio (job rate / shovel
-rate of the shovel run just before it) against issue 20's targets (median >= 0.5, lowest
+rate of the dead-letter shovel run just before it) against issue 32's targets (median >= 0.5, lowest
 >= 0.45), and the median CPU µs per letter of each process.
 """
 
@@ -65,6 +75,9 @@ TICK = os.sysconf("SC_CLK_TCK")
 #: The worker's children: a capture's reader, a replay's publisher.
 CHILDREN = (b"console.brokers.capture_process", b"console.brokers.publish_process")
 MEDIAN_TARGET, LOWEST_TARGET = 0.5, 0.45
+#: Headers of the runs' dead letters, and of the dead-letter shovel's.
+HEADERS = {"x-exception-fqcn": "java.lang.IllegalStateException", "x-exception-message": "Order is already closed"}
+HELD_PLACES = 4
 
 
 # -- processes and their CPU ---------------------------------------------------------------------
@@ -251,11 +264,26 @@ for who, role in (("admin", "admin"), ("operator", "operator"), ("approver", "op
 print(json.dumps(tokens))
 """
 
+#: Run by ``manage.py shell -c``: {count} letters in HELD_PLACES places of their own, then vacuumed.
+HOLD = """
+from benchmarks.harness import seeded_place, vacuum_analyze
+for number in range({places}):
+    seeded_place(f"held-{{number}}.dlq", {count} // {places}, samples=False)
+vacuum_analyze()
+"""
+
 #: Run by ``manage.py shell -c``: a run's letters deleted (benchmarks/harness.py), then vacuumed.
 FORGET = """
 from console.models import DeadPlace
 from benchmarks.harness import delete_letters, vacuum_analyze
 delete_letters(DeadPlace.objects.get(pk={place}))
+vacuum_analyze()
+"""
+
+
+#: Run by ``manage.py shell -c`` after a run whose letters are kept.
+VACUUM = """
+from benchmarks.harness import vacuum_analyze
 vacuum_analyze()
 """
 
@@ -267,7 +295,8 @@ class Run:
     size: int
     kind: str
     rate: float
-    shovel: float
+    shovel: float  # the dead-letter shovel
+    plain: float  # the plain shovel
     cpu_us: dict
     after_cpu_us: dict
     extra: dict = field(default_factory=dict)
@@ -277,7 +306,16 @@ class Run:
         return self.rate / self.shovel
 
 
-def one_round(console: Console, rabbit: bench.Rabbit, worker_pid: int, size: int, number: int) -> list[Run]:
+def baselines(rabbit: bench.Rabbit, prefix: str, size: int) -> tuple[float, float]:
+    """The plain shovel's rate and the dead-letter shovel's, one after the other."""
+    plain = bench.shovel_baseline(rabbit, prefix, size)
+    _drop_shovel_queues(rabbit, prefix)
+    dead = bench.dead_letter_shovel_baseline(rabbit, prefix, size, HEADERS)
+    return plain["rate"], dead["rate"]
+
+
+def one_round(console: Console, rabbit: bench.Rabbit, worker_pid: int, size: int, number: int,
+              keep: bool = False) -> list[Run]:
     prefix = bench.unique_prefix(f"api{number}")
     origin, dlq = f"{prefix}.orders", f"{prefix}.orders.dlq"
     rabbit.declare(dlq)
@@ -288,12 +326,9 @@ def one_round(console: Console, rabbit: bench.Rabbit, worker_pid: int, size: int
     runs = []
     try:
         quiet(worker_pid)
-        before = bench.shovel_baseline(rabbit, f"{prefix}.a", size)
-        _drop_shovel_queues(rabbit, f"{prefix}.a")
+        plain, dead = baselines(rabbit, f"{prefix}.a", size)
 
-        rabbit.publish(origin, size, prefix=prefix, expiration=0,
-                       headers={"x-exception-fqcn": "java.lang.IllegalStateException",
-                                "x-exception-message": "Order is already closed"})
+        rabbit.publish(origin, size, prefix=prefix, expiration=0, headers=HEADERS)
         rabbit.wait_depth(dlq, size)
         place = _discover(console, broker["id"], dlq)
         quiet(worker_pid)
@@ -301,20 +336,19 @@ def one_round(console: Console, rabbit: bench.Rabbit, worker_pid: int, size: int
         capture = console.run_job(job, worker_pid, size)
         if rabbit.depth(dlq) != 0:
             raise SystemExit(f"the capture left {rabbit.depth(dlq)} messages in {dlq}")
-        runs.append(Run(size, "capture", capture["rate"], before["rate"], capture["cpu_us"], capture["after_cpu_us"]))
+        runs.append(Run(size, "capture", capture["rate"], dead, plain, capture["cpu_us"], capture["after_cpu_us"]))
         print(_line(runs[-1], capture), flush=True)
 
-        between = bench.shovel_baseline(rabbit, f"{prefix}.b", size)
-        _drop_shovel_queues(rabbit, f"{prefix}.b")
+        plain, dead = baselines(rabbit, f"{prefix}.b", size)
         quiet(worker_pid)
         job = console.call("operator", "POST", "/api/jobs/", {
             "action": "replay", "reason": "benchmark: replay", "filter": {"place": place, "state": "held"}})
         replay = console.run_job(job, worker_pid, size)
         if rabbit.depth(origin) != size:
             raise SystemExit(f"the replay left {rabbit.depth(origin)} messages in {origin}, not {size}")
-        runs.append(Run(size, "replay", replay["rate"], between["rate"], replay["cpu_us"], replay["after_cpu_us"]))
+        runs.append(Run(size, "replay", replay["rate"], dead, plain, replay["cpu_us"], replay["after_cpu_us"]))
         print(_line(runs[-1], replay), flush=True)
-        console.manage("shell", "-c", FORGET.format(place=place))
+        console.manage("shell", "-c", (VACUUM if keep else FORGET).format(place=place))
     finally:
         for name in (origin, dlq):
             try:
@@ -344,7 +378,8 @@ def _discover(console: Console, broker: int, name: str) -> int:
 def _line(run: Run, measured: dict) -> str:
     cpu = " ".join(f"{k} {v:.0f}" for k, v in run.cpu_us.items())
     after = sum(run.after_cpu_us[k] for k in ("worker", "child", "postgres"))
-    return (f"  {run.size:>7,} {run.kind:<7} {run.rate:7,.0f} letters/s  shovel {run.shovel:7,.0f} msg/s  "
+    return (f"  {run.size:>7,} {run.kind:<7} {run.rate:7,.0f} letters/s  dead-letter shovel {run.shovel:7,.0f} "
+            f"msg/s (plain {run.plain:7,.0f})  "
             f"ratio {run.ratio:.2f}   {run.size / run.rate:.2f} s, {measured['ran_seconds']:.2f} s of it in the "
             f"worker   CPU µs/letter: {cpu}   after the job: {after:.0f} µs/letter "
             f"({measured['settle_seconds']:.1f} s)")
@@ -377,20 +412,27 @@ def main() -> None:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/9")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--poll", type=float, default=0.1, help="seconds between two looks at a running job")
+    parser.add_argument("--held", type=int, default=0,
+                        help="letters held in other places before the runs; every run's letters are then kept")
     args = parser.parse_args()
     if args.project != ROOT and not (args.project / "benchmarks" / "harness.py").exists():
         raise SystemExit(f"{args.project} has no benchmarks/harness.py (copy this checkout's benchmarks/ there)")
     log = Path("/tmp") / f"api_vs_shovel.{os.getpid()}.log"
     console = Console(args.project.resolve(), args.database_url, args.redis, args.port, log, poll=args.poll)
     rabbit = bench.Rabbit()
+    if args.held:
+        started = time.perf_counter()
+        console.manage("shell", "-c", HOLD.format(count=args.held, places=HELD_PLACES))
+        print(f"{args.held:,} letters held in {HELD_PLACES} other places ({time.perf_counter() - started:.0f} s)",
+              flush=True)
     worker = console.start()
     print(f"console from {args.project.resolve()} (commit {_commit(args.project)}) on {console.base}, "
           f"worker pid {worker}; its log {log}", flush=True)
     runs: list[Run] = []
     try:
-        for size in args.sizes:
-            for number in range(1, args.runs + 1):
-                runs.extend(one_round(console, rabbit, worker, size, number))
+        for number in range(1, args.runs + 1):
+            for size in args.sizes:
+                runs.extend(one_round(console, rabbit, worker, size, number, keep=bool(args.held)))
     finally:
         console.stop()
         rabbit.cleanup()

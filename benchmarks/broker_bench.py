@@ -170,7 +170,8 @@ class Rabbit:
     def shovel(self, src: str, dest: str, expected: int, *, uri: str | None = None, timeout: float = 900) -> float:
         """Move ``src`` to ``dest`` with a dynamic shovel (ack-mode on-confirm, deleting itself
         after the queue's length at its start); returns the seconds from creating it until
-        ``dest`` holds ``expected`` messages and the shovel is gone."""
+        ``dest`` holds ``expected`` messages (a passive declare), then waits, untimed, until the
+        shovel is gone (removing itself is the broker's bookkeeping, not moving)."""
         name = f"{src}-shovel"
         uri = uri or self.amqp_url
         value = {
@@ -184,12 +185,16 @@ class Rabbit:
         response = self.http.put(path, json={"value": value})
         response.raise_for_status()
         deadline = time.monotonic() + timeout
-        while True:
-            if self.depth(dest) >= expected and self.http.get(path).status_code == 404:
-                return time.perf_counter() - started
+        while self.depth(dest) < expected:
             if time.monotonic() > deadline:
                 raise SystemExit(f"the shovel did not finish within {timeout:.0f} s")
             time.sleep(0.02)
+        seconds = time.perf_counter() - started
+        while self.http.get(path).status_code != 404:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the shovel did not remove itself within {timeout:.0f} s")
+            time.sleep(0.05)
+        return seconds
 
     def purge(self, name: str) -> None:
         self.http.delete(f"/api/queues/{quote(self.vhost, safe='')}/{quote(name, safe='')}/contents").raise_for_status()
@@ -231,6 +236,25 @@ def shovel_baseline(rabbit: Rabbit, prefix: str, count: int) -> dict:
         raise SystemExit(f"the shovel left {held} messages in {dest}, not {count}")
     return {"seconds": seconds, "rate": count / seconds, "publish_seconds": publish_seconds,
             "publish_rate": count / publish_seconds}
+
+
+def dead_letter_shovel_baseline(rabbit: Rabbit, prefix: str, count: int, headers: dict) -> dict:
+    """What an operator would do instead of the console: the shovel moving ``count`` dead
+    letters (1 KiB, dead-lettered by expiry: x-death and the given headers) out of their DLQ
+    to a queue, timed from its creation until that queue holds them all."""
+    origin, dlq, dest = f"{prefix}.dl.origin", f"{prefix}.dl.dlq", f"{prefix}.dl.dest"
+    rabbit.declare(dlq)
+    rabbit.declare(dest)
+    rabbit.declare(origin, {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
+    rabbit.publish(origin, count, prefix=f"{prefix}-dl", expiration=0, headers=headers)
+    rabbit.wait_depth(dlq, count)
+    seconds = rabbit.shovel(dlq, dest, count)
+    held = rabbit.depth(dest)
+    for name in (origin, dlq, dest):
+        rabbit.purge(name)
+    if held != count:
+        raise SystemExit(f"the dead-letter shovel left {held} messages in {dest}, not {count}")
+    return {"seconds": seconds, "rate": count / seconds}
 
 
 # -- the console's side --------------------------------------------------------------------------

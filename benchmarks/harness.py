@@ -86,12 +86,12 @@ def delete_letters(place) -> None:
     loads every letter to cascade by hand: over 8 GiB for 1,000,000 letters."""
     from django.db import connection, transaction
 
-    from console.models import DeadLetter, LetterSearch, PendingAck
+    from console.models import DeadLetter, LetterDocument, LetterSearch, PendingAck
 
     letters = DeadLetter._meta.db_table
     of_place = f"SELECT id FROM {letters} WHERE place_id = %s"
     with transaction.atomic(), connection.cursor() as cursor:
-        for model in (LetterSearch, PendingAck):
+        for model in (LetterSearch, LetterDocument, PendingAck):
             cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE letter_id IN ({of_place})", [place.pk])
         cursor.execute(f"UPDATE {letters} SET parent_id = NULL WHERE parent_id IN ({of_place}) "
                        "AND place_id <> %s", [place.pk, place.pk])
@@ -107,7 +107,8 @@ def vacuum_analyze() -> None:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        for table in ("console_deadletter", "console_lettersearch", "console_pendingack"):
+        for table in ("console_deadletter", "console_lettersearch", "console_letterdocument", "console_pendingack",
+                      "console_groupcount"):
             cursor.execute(f"VACUUM ANALYZE {table}")
 
 
