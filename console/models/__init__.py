@@ -5,10 +5,19 @@ from console.models.access import RoleScope
 from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
 from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.broker import Broker
+from console.models.claims import ClaimMapping, ClaimMappingLimit, ExternalIdentity
 from console.models.group_work import GroupNote, GroupTriage
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
-from console.models.letter import DeadLetter, GroupCount, LetterDocument, LetterSearch, LetterState, PendingAck
+from console.models.letter import (
+    DeadLetter,
+    GroupCount,
+    LetterDocument,
+    LetterFlight,
+    LetterSearch,
+    LetterState,
+    PendingAck,
+)
 from console.models.notify import Channel, Delivery, Subscription
 from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
@@ -17,10 +26,11 @@ from console.models.rule import LetterHandling, Rule, RuleInbox, RuleVersion
 from console.models.signin import SignInFailure
 
 __all__ = [
-    "ArrivalCell", "AuditEvent", "AuditEventPlace", "Broker", "BusyName", "Channel", "Delivery", "DeadLetter",
+    "ArrivalCell", "AuditEvent", "AuditEventPlace", "Broker", "BusyName", "Channel", "ClaimMapping",
+    "ClaimMappingLimit", "ExternalIdentity", "Delivery", "DeadLetter",
     "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
-    "LakeWatermark", "LetterDocument", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat",
+    "LakeWatermark", "LetterDocument", "LetterFlight", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat",
     "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleInbox", "RuleVersion",
     "Subscription",
 ]
