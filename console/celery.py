@@ -9,6 +9,7 @@ from celery.concurrency import get_implementation
 from celery.signals import worker_init, worker_process_init, worker_ready
 
 from console.malloc import give_back_large_blocks
+from console.tracing import telemetry
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
@@ -46,3 +47,18 @@ def _spares_where_tasks_run(sender=None, **_) -> None:
         worker_process_init.connect(_start_spare_children, weak=False)
     else:
         worker_ready.connect(_start_spare_children, weak=False)
+
+
+def _start_telemetry(**_) -> None:
+    telemetry.start("worker")
+
+
+@worker_init.connect
+def _telemetry_where_tasks_run(sender=None, **_) -> None:
+    """The console's telemetry (console.tracing.telemetry), in each pool process of a prefork
+    worker after its fork (an exporter's thread does not survive one), or in the worker itself
+    with any other pool."""
+    if get_implementation(sender.pool_cls).__module__ == "celery.concurrency.prefork":
+        worker_process_init.connect(_start_telemetry, weak=False)
+    else:
+        _start_telemetry()

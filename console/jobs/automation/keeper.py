@@ -46,6 +46,7 @@ from console.jobs.engines.capture import capture_pass
 from console.models import Broker, DeadPlace, Job
 from console.services.custody import mark_place_acked
 from console.services.jobs import JobError
+from console.tracing import telemetry
 from console.wording import counted
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,9 @@ class Keeper:
             while not self.stopping.is_set():
                 started = time.monotonic()
                 try:
-                    self.round()
+                    with telemetry.span("keeper round") as span:
+                        self.round()
+                        span.set_attribute("dlo.keeper.places", len(self.held))
                 except (psycopg.Error, Exception) as exc:  # noqa: BLE001 - the keeper outlives any one round
                     log.exception("keeper round failed: %s", exc)
                     self._let_go_of_everything()

@@ -57,6 +57,7 @@ from console.services.rules import Decision, decide, describe_action, enabled_ru
 from console.services.rules.checks import JOB_KINDS, check, rule_actor
 from console.services.rules.failing import rule_failed, rule_recovered
 from console.services.rules.redeciding import schedule_ages
+from console.tracing import telemetry
 from console.wording import counted
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,11 @@ def apply_rules() -> dict[str, int]:
         if not cursor.fetchone()[0]:
             return {}
     try:
-        return _round()
+        with telemetry.span("rules round") as span:
+            acted = _round()
+            # Counts only: a rule's name is text people typed, as maskable as any.
+            span.set_attributes({"dlo.rules.acting": len(acted), "dlo.rules.letters": sum(acted.values())})
+            return acted
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [ROUND_LOCK])

@@ -8,14 +8,30 @@ from console.brokers import BrokerError
 from console.jobs.control import Stop, claim, finish
 from console.jobs.kinds import kind
 from console.models import Job
+from console.tracing import telemetry
 from console.wording import counted
 
 log = logging.getLogger(__name__)
 
+
 def run_job(job_id: int) -> str:
-    job = claim(job_id)
-    if job is None:
-        return "not runnable"
+    """Run the job under a span of its own (its id, kind, status and counts; its children: the
+    statements, the replay batches) while the console's telemetry is on."""
+    with telemetry.span("job", **{"dlo.job.id": job_id}) as span:
+        job = claim(job_id)
+        if job is None:
+            span.set_attribute("dlo.job.status", "not runnable")
+            return "not runnable"
+        status: str = Job.Status.FAILED  # unless it ends otherwise
+        try:
+            status = _run(job)
+            return status
+        finally:
+            span.set_attributes(telemetry.job_attributes(job, status))
+
+
+def _run(job: Job) -> str:
+    job_id = job.pk
     try:
         summary = kind(job.kind).run(job)
     except Stop as stop:

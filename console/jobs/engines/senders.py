@@ -21,6 +21,7 @@ from console.brokers.publication import Publication, to_outgoing
 from console.brokers.publish_process import ChildPublisher
 from console.jobs.control import with_broker_retry
 from console.models import Broker, Job
+from console.tracing import telemetry
 
 #: From this many letters a job publishes through a publisher process per connection
 #: (console.brokers.publish_process); below it, starting one costs more than it saves.
@@ -69,15 +70,16 @@ def _publisher(broker: Broker, job: Job, pool: ThreadPoolExecutor) -> Publisher:
 @dataclass
 class _Part:
     adapter: Publisher
-    publications: list[Publication]
+    publications: Sequence[Publication]
     future: Future[list[PublishResult]]
+    span: Any = None  # the batch's span while the console's telemetry is on (console.tracing.telemetry)
 
 
 #: What :meth:`Senders.send` hands back for :meth:`Senders.wait`: the parts under way.
 Sending = list[_Part]
 
 
-def publish_confirmed(job: Job, adapter: Publisher, publications: list[Publication]) -> Outcome:
+def publish_confirmed(job: Job, adapter: Publisher, publications: Sequence[Publication]) -> Outcome:
     """Publish with the broker's confirms, waiting out an outage (status ``waiting``).
 
     Returns the keys the broker confirmed, and the refused ones with the broker's reason.
@@ -122,7 +124,8 @@ class Senders:
             slices = [publications[slot::self.concurrency] for slot in range(self.concurrency)]
             for slot, part in enumerate(slice_ for slice_ in slices if slice_):
                 adapter = self._adapter(broker_id, slot)
-                parts.append(_Part(adapter, part, adapter.start(part, window=settings.DLO_BATCH_SIZE)))
+                span, traced = telemetry.replay_batch(self.job.pk, part)
+                parts.append(_Part(adapter, traced, adapter.start(traced, window=settings.DLO_BATCH_SIZE), span))
         return parts
 
     def wait(self, sending: Sending | None, *, retry: bool = True) -> Outcome:
@@ -132,6 +135,7 @@ class Senders:
         confirmed: list[Any] = []
         refused: dict[Any, str] = {}
         for part in sending or []:
+            ok: list[Any] = []
             try:
                 ok, not_ok = _split_results(part.future.result())
             except BrokerError as exc:
@@ -139,6 +143,8 @@ class Senders:
                     raise
                 # Republished with the same replay ids: duplicates at most, never a loss.
                 ok, not_ok = publish_confirmed(self.job, part.adapter, part.publications)
+            finally:
+                telemetry.replay_batch_ended(part.span, len(ok), len(part.publications) - len(ok))
             confirmed.extend(ok)
             refused.update(not_ok)
         return confirmed, refused

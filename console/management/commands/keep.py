@@ -11,6 +11,7 @@ import signal
 from django.core.management.base import BaseCommand
 
 from console.jobs.automation.keeper import Keeper
+from console.tracing import telemetry
 
 
 class Command(BaseCommand):
@@ -21,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--poll", type=float, help="Seconds between two looks (DLO_KEEPER_POLL_SECONDS)")
 
     def handle(self, *args, **options) -> None:
+        telemetry.start("keeper")
         keeper = Keeper(threads=options["threads"], poll_seconds=options["poll"])
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: keeper.stop())

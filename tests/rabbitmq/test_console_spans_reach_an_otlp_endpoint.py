@@ -1,0 +1,101 @@
+"""The console's own telemetry (issue 34, point 4), seen where a collector would see it: a real
+Celery worker with the standard OTEL_EXPORTER_OTLP_ENDPOINT set replays two dead letters from
+the real RabbitMQ, and a real OTLP/HTTP endpoint on loopback (tests.otlp_receiver, decoding
+with opentelemetry-proto) receives the replay job's span under the Celery task's, with its
+children: the PostgreSQL statements and the replay batch, whose context each replayed message
+carries as its new traceparent and whose links point at the trace each letter failed in
+(DLO_REPLAY_TRACE=link, point 3). No byte of what was received holds a body, or a header value
+that a redaction rule masks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from console.jobs.door.requests import request_job
+from console.models import Job
+from console.services.redaction import do_set_redaction_rule
+from console.tracing.replay import FAILED_CONTEXT_HEADER
+from tests.access.masked_value import CARD, CARD_RULE, leaks
+from tests.otlp_receiver import OtlpReceiver
+from tests.workers import JobWatch, Worker
+
+pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+
+FAILED_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+FAILED_SPAN = "00f067aa0ba902b7"
+BODY_MARK = b"body-words-no-span-may-hold"
+
+
+@pytest.fixture
+def receiver():
+    endpoint = OtlpReceiver()
+    yield endpoint
+    endpoint.close()
+
+
+@pytest.fixture
+def traced_worker(filesystem_transport, tmp_path, receiver):
+    """A real worker whose telemetry is on (the standard variables only), exporting at once."""
+    worker = Worker(filesystem_transport, tmp_path / "worker.log", OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+                    OTEL_SERVICE_NAME="dlo-under-test", OTEL_BSP_SCHEDULE_DELAY="100", DLO_REPLAY_TRACE="link")
+    worker.start()
+    yield JobWatch(worker, wait_seconds=60)
+    worker.kill()
+
+
+def test_a_replay_jobs_span_and_its_children_reach_the_endpoint_without_content(
+        captured, kit, operator, traced_worker, receiver):
+    do_set_redaction_rule(actor="tests", kind=CARD_RULE[0], pattern=CARD_RULE[1])
+    work, place, (traced, plain) = captured("orders", [
+        (b'{"card": "' + CARD.encode() + b'", "note": "' + BODY_MARK + b'"}',
+         {"traceparent": f"00-{FAILED_TRACE}-{FAILED_SPAN}-01", "x-card": CARD}),
+        (BODY_MARK, {"x-card": CARD}),
+    ])
+
+    job = request_job("replay", actor=operator, reason="fixed the parser", ids=[traced.id, plain.id])
+    traced_worker.finish(job)
+    assert job.status == Job.Status.SUCCEEDED, traced_worker.explain(job, "the replay did not succeed")
+
+    def job_span(spans):
+        return next((s for s in spans if s.name == "job" and s.attributes.get("dlo.job.id") == job.pk), None)
+
+    span = receiver.wait_for(job_span, "the replay job's span")
+    assert span.resource["service.name"] == "dlo-under-test" and span.resource["dlo.process"] == "worker"
+    assert {key: span.attributes[key] for key in ("dlo.job.kind", "dlo.job.status", "dlo.job.total",
+                                                  "dlo.job.done", "dlo.job.failed")} == {
+        "dlo.job.kind": "replay", "dlo.job.status": "succeeded", "dlo.job.total": 2, "dlo.job.done": 2,
+        "dlo.job.failed": 0}
+
+    def children(spans):
+        found = [s for s in spans if s.parent_span_id == span.span_id]
+        return found if any(s.name == "replay publish" for s in found) else None
+
+    below = receiver.wait_for(children, "the job span's children")
+    assert all(child.trace_id == span.trace_id for child in below)
+    statements = [child for child in below if child.attributes.get("db.system") in ("postgresql", "postgres")]
+    assert statements, f"no PostgreSQL statement under the job: {[child.name for child in below]}"
+    # The Celery instrumentation's span of the task that ran the job is the job span's parent.
+    (task,) = [s for s in receiver.spans if s.span_id == span.parent_span_id]
+    assert task.name.startswith("run/") and task.attributes.get("celery.task_name") == "console.run_job"
+
+    (batch,) = [child for child in below if child.name == "replay publish"]
+    assert (batch.attributes["messaging.batch.message_count"], batch.attributes["dlo.replay.confirmed"],
+            batch.attributes["dlo.replay.trace"]) == (2, 2, "link")
+    assert batch.links == [(FAILED_TRACE, FAILED_SPAN, {"dlo.letter.id": traced.id})]
+
+    # What the consumer gets: the batch span's context, and the failed one kept beside it.
+    replayed = {message.body: message.headers for message in kit.drain(work)}
+    assert len(replayed) == 2
+    for headers in replayed.values():
+        version, trace_id, span_id, flags = headers["traceparent"].split("-")
+        assert (version, trace_id, span_id, int(flags, 16) & 1) == ("00", batch.trace_id, batch.span_id, 1)
+        assert headers["x-card"] == CARD  # the message itself is replayed as it was
+    traced_headers = next(h for body, h in replayed.items() if body != BODY_MARK)
+    assert traced_headers[FAILED_CONTEXT_HEADER] == f"00-{FAILED_TRACE}-{FAILED_SPAN}-01"
+    assert FAILED_CONTEXT_HEADER not in replayed[BODY_MARK]
+
+    received = receiver.everything()
+    assert receiver.paths and set(receiver.paths) == {"/v1/traces"}
+    assert leaks(received) == [], "a masked header value reached a span"
+    assert BODY_MARK not in received, "a message body reached a span"
