@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -195,8 +196,6 @@ class IdentityProvider:
         """A JWT signed with the provider's own key (RS256, its kid), with the claims given:
         for tokens the provider would not issue, such as an expired one or another issuer's.
         ``headers`` override the header (typ, alg is RS256)."""
-        import jwt  # PyJWT, which the console's API authentication uses too
-
         header = {"kid": self.kid, "typ": "at+jwt", **headers}
         return jwt.encode(claims, self.signing_key, algorithm="RS256", headers=header)
 
@@ -266,3 +265,20 @@ def oidc_provider(oidc_provider_process: IdentityProvider) -> IdentityProvider:
     """The provider with its state reset for this test (no users; the two clients)."""
     oidc_provider_process.reset()
     return oidc_provider_process
+
+
+@pytest.fixture
+def oidc_settings(settings, oidc_provider: IdentityProvider) -> Iterator[IdentityProvider]:
+    """The console configured for the provider: DLO_OIDC_ISSUER, the console's client
+    (DLO_OIDC_CLIENT_ID/SECRET) and the API's audience (DLO_OIDC_API_AUDIENCE), with what the
+    console had read of another provider forgotten. Returns the provider."""
+    # Imported here: this plugin is loaded before Django has its settings.
+    from console.security import access_tokens
+
+    settings.DLO_OIDC_ISSUER = oidc_provider.issuer
+    settings.DLO_OIDC_CLIENT_ID = oidc_provider.console.client_id
+    settings.DLO_OIDC_CLIENT_SECRET = oidc_provider.console.client_secret
+    settings.DLO_OIDC_API_AUDIENCE = oidc_provider.api_audience
+    access_tokens.forget_provider()
+    yield oidc_provider
+    access_tokens.forget_provider()

@@ -1,11 +1,13 @@
-"""No broker password and no URL credentials in any log line.
+"""No broker password, no URL credentials and no JWT in any log line.
 
 ``mask`` replaces every broker password the console knows (decrypted once, cached, refreshed
-when a broker is saved or deleted) and the user-info of any URL (``scheme://user:pass@``) with
-``***``. ``SecretsFilter`` applies it to a record's message, arguments and exception text; it
-is installed both as the filter of the handlers in settings.LOGGING and, through
-``install_record_factory``, on every record as it is made, so handlers added later (pytest's
-caplog, a Celery worker's) never see a secret either.
+when a broker is saved or deleted), the user-info of any URL (``scheme://user:pass@``) and
+anything shaped like a JWT (an identity provider's access or ID token, an ``id_token_hint``
+in a logout URL: each one is a credential while it lasts) with ``***``. ``SecretsFilter``
+applies it to a record's message, arguments and exception text; it is installed both as the
+filter of the handlers in settings.LOGGING and, through ``install_record_factory``, on every
+record as it is made, so handlers added later (pytest's caplog, a Celery worker's) never see a
+secret either.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import traceback
 
 MASK = "***"
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"<>]+@")
+#: A JWS in compact form whose header is JSON (base64url of '{"'): header.payload.signature.
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 
 _lock = threading.Lock()
 _passwords: list[str] | None = None
@@ -74,10 +78,11 @@ def _known_passwords() -> list[str]:
 
 
 def mask(text: str) -> str:
-    """``text`` with known broker passwords and URL credentials replaced by ***."""
+    """``text`` with known broker passwords, URL credentials and JWTs replaced by ***."""
     if not text:
         return text
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+    text = _JWT.sub(MASK, text)
     for password in _known_passwords():  # longest first: no half-masked overlaps
         if password in text:
             text = text.replace(password, MASK)
