@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
-from console.tracing.context import read_trace_context
+from console.tracing.context import HEADER_NAMES, read_trace_context
 from console.tracing.replay import FAILED_CONTEXT_HEADER, LINK, as_traceparent, parse_traceparent, replay_mode
 
 log = logging.getLogger(__name__)
@@ -137,18 +137,19 @@ def job_attributes(job: Any, status: str) -> dict[str, Any]:
 # -- replay batches --------------------------------------------------------------------------
 
 
-def replay_batch(job_id: int, publications: Sequence[Any]) -> tuple[Any, Sequence[Any]]:
+def replay_batch(job_id: int, publications: Sequence[Any], redactor: Any = None) -> tuple[Any, Sequence[Any]]:
     """A span for one batch a job publishes (a child of the job's span) and the batch with
     that span's context as each letter's ``traceparent`` (DLO_REPLAY_TRACE=link): one span per
-    batch, not per letter, whose links point at each letter's failed trace. Off, the batch is
-    handed back as it is (the publication makes random ids)."""
+    batch, not per letter, whose links point at each letter's failed trace, unless ``redactor``
+    (the site's rules, console.access.redaction_policy.for_everyone) masks that trace's headers.
+    Off, the batch is handed back as it is (the publication makes random ids)."""
     if _tracer is None:
         return None, publications
     from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 
     links = []
     for publication in publications:
-        failed = _failed_context(publication.headers_json)
+        failed = _failed_context(publication.headers_json, redactor)
         if failed is not None:
             trace_id, span_id, sampled = failed
             links.append(Link(SpanContext(trace_id, span_id, is_remote=True,
@@ -177,16 +178,32 @@ def replay_batch_ended(batch: Any, confirmed: int, refused: int) -> None:
     batch.end()
 
 
-def _failed_context(headers_json: str) -> tuple[int, int, bool] | None:
+def _failed_context(headers_json: str, redactor: Any) -> tuple[int, int, bool] | None:
     """(trace id, span id, sampled) of the trace a letter failed in: the context it died with,
-    else the one a replay before kept for it. The stored JSON is read as it is (the context's
-    reading takes the console's JSON tags)."""
+    else the one a replay before kept for it; None when the site's redaction rules mask it (the
+    trace is then read from the headers as masked, as console.tracing.shown does for a reader).
+    The stored JSON is read as it is: the context's reading takes the console's JSON tags."""
     headers = json.loads(headers_json or "{}")
-    context = read_trace_context(headers)
-    if context is not None:
-        return parse_traceparent(as_traceparent(context))
-    kept = headers.get(FAILED_CONTEXT_HEADER)
-    return parse_traceparent(kept) if isinstance(kept, str) else None
+    carried = {name: value for name, value in headers.items()
+               if isinstance(name, str) and name.lower() in HEADER_NAMES}
+    context = read_trace_context(carried)
+    kept = context is None
+    if context is None:
+        carried = {FAILED_CONTEXT_HEADER: headers.get(FAILED_CONTEXT_HEADER)}
+        context = read_trace_context(_as_w3c(carried))
+    if context is None:
+        return None
+    if redactor is not None:
+        masked = redactor.value(carried)
+        seen = read_trace_context(_as_w3c(masked) if kept else masked)
+        if seen is None or (seen.trace_id, seen.span_id) != (context.trace_id, context.span_id):
+            return None
+    return parse_traceparent(as_traceparent(context))
+
+
+def _as_w3c(kept: dict[str, Any]) -> dict[str, Any]:
+    """The kept header read as the traceparent it holds."""
+    return {"traceparent": kept.get(FAILED_CONTEXT_HEADER)}
 
 
 # -- what leaves ---------------------------------------------------------------------------

@@ -4,8 +4,8 @@ the real RabbitMQ, and a real OTLP/HTTP endpoint on loopback (tests.otlp_receive
 with opentelemetry-proto) receives the replay job's span under the Celery task's, with its
 children: the PostgreSQL statements and the replay batch, whose context each replayed message
 carries as its new traceparent and whose links point at the trace each letter failed in
-(DLO_REPLAY_TRACE=link, point 3). No byte of what was received holds a body, or a header value
-that a redaction rule masks.
+(DLO_REPLAY_TRACE=link, point 3), unless a redaction rule masks that trace. No byte of what was
+received holds a body, or a header value that a redaction rule masks.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 FAILED_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 FAILED_SPAN = "00f067aa0ba902b7"
+#: A trace whose id the site's redaction rule masks (it holds the card number's digits).
+MASKED_TRACE = CARD + "abcdefabcdefabcd"
 BODY_MARK = b"body-words-no-span-may-hold"
 
 
@@ -47,13 +49,14 @@ def traced_worker(filesystem_transport, tmp_path, receiver):
 def test_a_replay_jobs_span_and_its_children_reach_the_endpoint_without_content(
         captured, kit, operator, traced_worker, receiver):
     do_set_redaction_rule(actor="tests", kind=CARD_RULE[0], pattern=CARD_RULE[1])
-    work, place, (traced, plain) = captured("orders", [
+    work, place, (traced, plain, masked) = captured("orders", [
         (b'{"card": "' + CARD.encode() + b'", "note": "' + BODY_MARK + b'"}',
          {"traceparent": f"00-{FAILED_TRACE}-{FAILED_SPAN}-01", "x-card": CARD}),
         (BODY_MARK, {"x-card": CARD}),
+        (b"masked trace", {"traceparent": f"00-{MASKED_TRACE}-{FAILED_SPAN}-01", "x-card": CARD}),
     ])
 
-    job = request_job("replay", actor=operator, reason="fixed the parser", ids=[traced.id, plain.id])
+    job = request_job("replay", actor=operator, reason="fixed the parser", ids=[traced.id, plain.id, masked.id])
     traced_worker.finish(job)
     assert job.status == Job.Status.SUCCEEDED, traced_worker.explain(job, "the replay did not succeed")
 
@@ -64,7 +67,7 @@ def test_a_replay_jobs_span_and_its_children_reach_the_endpoint_without_content(
     assert span.resource["service.name"] == "dlo-under-test" and span.resource["dlo.process"] == "worker"
     assert {key: span.attributes[key] for key in ("dlo.job.kind", "dlo.job.status", "dlo.job.total",
                                                   "dlo.job.done", "dlo.job.failed")} == {
-        "dlo.job.kind": "replay", "dlo.job.status": "succeeded", "dlo.job.total": 2, "dlo.job.done": 2,
+        "dlo.job.kind": "replay", "dlo.job.status": "succeeded", "dlo.job.total": 3, "dlo.job.done": 3,
         "dlo.job.failed": 0}
 
     def children(spans):
@@ -81,21 +84,25 @@ def test_a_replay_jobs_span_and_its_children_reach_the_endpoint_without_content(
 
     (batch,) = [child for child in below if child.name == "replay publish"]
     assert (batch.attributes["messaging.batch.message_count"], batch.attributes["dlo.replay.confirmed"],
-            batch.attributes["dlo.replay.trace"]) == (2, 2, "link")
+            batch.attributes["dlo.replay.trace"]) == (3, 3, "link")
+    # One link: the letter without a trace has none, and the masked trace is not named.
     assert batch.links == [(FAILED_TRACE, FAILED_SPAN, {"dlo.letter.id": traced.id})]
 
     # What the consumer gets: the batch span's context, and the failed one kept beside it.
     replayed = {message.body: message.headers for message in kit.drain(work)}
-    assert len(replayed) == 2
+    assert len(replayed) == 3
     for headers in replayed.values():
         version, trace_id, span_id, flags = headers["traceparent"].split("-")
         assert (version, trace_id, span_id, int(flags, 16) & 1) == ("00", batch.trace_id, batch.span_id, 1)
         assert headers["x-card"] == CARD  # the message itself is replayed as it was
-    traced_headers = next(h for body, h in replayed.items() if body != BODY_MARK)
+    traced_headers = next(h for body, h in replayed.items() if body.startswith(b'{"card"'))
     assert traced_headers[FAILED_CONTEXT_HEADER] == f"00-{FAILED_TRACE}-{FAILED_SPAN}-01"
     assert FAILED_CONTEXT_HEADER not in replayed[BODY_MARK]
+    # The message itself keeps its failed trace: masking is for readers, not for the consumer.
+    assert replayed[b"masked trace"][FAILED_CONTEXT_HEADER] == f"00-{MASKED_TRACE}-{FAILED_SPAN}-01"
 
     received = receiver.everything()
     assert receiver.paths and set(receiver.paths) == {"/v1/traces"}
     assert leaks(received) == [], "a masked header value reached a span"
     assert BODY_MARK not in received, "a message body reached a span"
+    assert bytes.fromhex(MASKED_TRACE) not in received, "a masked trace reached a span"

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
+from console.access.redaction_policy import for_everyone
+from console.access.redactor import Redactor
 from console.brokers import Adapter, BrokerError, PublishResult, adapter_class
 from console.brokers.publication import Publication, to_outgoing
 from console.brokers.publish_process import ChildPublisher
@@ -102,6 +104,7 @@ class Senders:
         self.concurrency = max(1, concurrency)
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"job{job.pk}-publish")
         self._adapters: dict[tuple[int, int], Publisher] = {}
+        self._site_rules: Redactor | None = None
 
     def __enter__(self) -> Senders:
         return self
@@ -117,6 +120,13 @@ class Senders:
             self._adapters[key] = _publisher(Broker.objects.get(pk=broker_id), self.job, self._pool)
         return self._adapters[key]
 
+    def _redactor(self) -> Redactor | None:
+        """The site's redaction rules, read once per job and only while the console's telemetry
+        is on: a trace its rules mask is not linked from the replay's span."""
+        if self._site_rules is None and telemetry.enabled():
+            self._site_rules = for_everyone()
+        return self._site_rules
+
     def send(self, by_broker: dict[int, list[Publication]]) -> Sending:
         """Start publishing; the returned handle is for :meth:`wait`."""
         parts: Sending = []
@@ -124,7 +134,7 @@ class Senders:
             slices = [publications[slot::self.concurrency] for slot in range(self.concurrency)]
             for slot, part in enumerate(slice_ for slice_ in slices if slice_):
                 adapter = self._adapter(broker_id, slot)
-                span, traced = telemetry.replay_batch(self.job.pk, part)
+                span, traced = telemetry.replay_batch(self.job.pk, part, self._redactor())
                 parts.append(_Part(adapter, traced, adapter.start(traced, window=settings.DLO_BATCH_SIZE), span))
         return parts
 
