@@ -27,6 +27,11 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Signing in and out.
     "login": PUBLIC,
     "logout": PUBLIC,
+    # Through the identity provider (console.security.oidc), and the break-glass password form
+    # (there only while DLO_OIDC_ONLY turns passwords off).
+    "oidc-start": PUBLIC,
+    "oidc-callback": PUBLIC,
+    "login-break-glass": PUBLIC,
     # Prometheus's scrape: its own bearer token (DLO_METRICS_TOKEN), checked by the view.
     "metrics": PUBLIC,
     # Pages.
@@ -95,6 +100,9 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "channel-test": MANAGE_USERS,
     "roles": MANAGE_USERS,
     "role-grant": MANAGE_USERS,
+    # Which role and limits each group of the identity provider gives (console.services.claim_mappings
+    # keeps an admin limited to some places within them).
+    "claim-mappings": MANAGE_USERS,
     # The REST API.
     # Handling rules: operators make and change them (enabling one needs its action's rights,
     # checked by console.services.rules); a dry run counts letters by content, so not a viewer's.
@@ -113,6 +121,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-redaction-rules": MANAGE_REDACTION,
     "api-redaction-rule": MANAGE_REDACTION,
     "api-roles": MANAGE_USERS,
+    "api-claim-mappings": MANAGE_USERS,
     "api-tokens": SIGNED_IN,
     "api-channels": MANAGE_USERS,
     "api-channel": MANAGE_USERS,

@@ -15,6 +15,7 @@ from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.roles import ROLES, role_of
 from console.api.errors import ErrorSerializer
 from console.models import Broker, DeadPlace, RedactionRule
+from console.services.claims import sources_seen_by
 from console.services.parsing import ApiIntegerField
 from console.services.redaction import do_delete_redaction_rule, do_set_redaction_rule
 from console.services.roles import do_change_access, limits_seen_by
@@ -61,6 +62,9 @@ class RoleSerializer(MaskedSerializer):
     role = serializers.ChoiceField(choices=[*ROLES, ""], help_text='One role, or "" for none')
     limits = serializers.ListField(child=serializers.CharField(), read_only=True,
                                    help_text="Brokers and places the user is limited to (none: unlimited)")
+    source = serializers.CharField(read_only=True, required=False,
+                                   help_text="Where the role came from: the identity provider's groups and the "
+                                             "mappings that gave it; absent when set in the console")
 
 
 class RoleInputSerializer(serializers.Serializer):
@@ -79,10 +83,12 @@ class RoleList(APIView):
 
     @extend_schema(responses=RoleSerializer(many=True))
     def get(self, request):
-        users = get_user_model().objects.filter(is_active=True).order_by("username")
+        users = list(get_user_model().objects.filter(is_active=True).select_related("external_identity")
+                     .order_by("username"))
         limits = limits_seen_by(request.user)
-        return Response([{"user": user.get_username(), "role": role_of(user), "limits": limits.get(user.pk, [])}
-                         for user in users])
+        sources = sources_seen_by(request.user, users, limits)
+        return Response([{"user": user.get_username(), "role": role_of(user), "limits": limits.get(user.pk, []),
+                          **({"source": sources[user.pk]} if user.pk in sources else {})} for user in users])
 
     @extend_schema(request=RoleInputSerializer, responses={200: RoleSerializer, 400: ErrorSerializer})
     def post(self, request):

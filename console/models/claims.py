@@ -17,7 +17,8 @@ class ClaimMapping(models.Model):
     Limits fail closed as RoleScope's do: removing the broker or place empties the row (it then
     allows nothing) instead of deleting it, which would leave the mapping unlimited."""
 
-    group = models.CharField(max_length=255, unique=True, help_text="The claim's value, exactly as the provider sends it")
+    group = models.CharField(max_length=255, unique=True,
+                             help_text="The claim's value, exactly as the provider sends it")
     role = models.CharField(max_length=20, choices=ROLE_CHOICES)
     note = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -29,6 +29,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
 from django.contrib.auth.views import LoginView
 from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 
 from console.models import AuditEvent, SignInFailure
@@ -144,14 +145,81 @@ class RateLimitedAuthenticationForm(AuthenticationForm):
             raise
 
 
+def provider_enabled() -> bool:
+    """Whether the console signs people in through an identity provider (console.security.oidc)."""
+    return bool(settings.DLO_OIDC_ISSUER and settings.DLO_OIDC_CLIENT_ID)
+
+
+def passwords_off() -> bool:
+    """DLO_OIDC_ONLY with a provider configured: no password form (but break-glass's)."""
+    return provider_enabled() and settings.DLO_OIDC_ONLY
+
+
+def sign_in_context() -> dict:
+    """What the sign-in page needs to offer the provider, and whether to show the password form."""
+    return {"provider": settings.DLO_OIDC_NAME if provider_enabled() else "", "passwords_off": passwords_off()}
+
+
 class SignInView(LoginView):
-    """The sign-in page, rate limited and audited."""
+    """The sign-in page, rate limited and audited; with DLO_OIDC_ONLY, only the provider's button,
+    and a POST of the password form is refused (audited)."""
 
     authentication_form = RateLimitedAuthenticationForm
     redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), **sign_in_context()}
+
+    def post(self, request, *args, **kwargs):
+        if passwords_off():
+            typed = (request.POST.get("username") or "")[:150]
+            target, details = _name_for_audit(normalised_name(typed))
+            with transaction.atomic():
+                audit.record(FAILED, actor=ANONYMOUS, target=target, outcome="refused",
+                             details={**details, "why": "passwords are off (DLO_OIDC_ONLY)"})
+            return self.render_to_response({**self.get_context_data(),
+                                            "provider_error": "Passwords are off: sign in with the provider."},
+                                           status=403)
+        return super().post(request, *args, **kwargs)
 
     def form_valid(self, form):
         with transaction.atomic():
             response = super().form_valid(form)
             record_success(form.get_user())
+        return response
+
+
+BREAK_GLASS = "sign-in.break-glass"
+
+
+class BreakGlassSignInView(SignInView):
+    """With passwords off, the password form for the accounts of DLO_BREAK_GLASS_USERS alone (the
+    bootstrap admin, for when the provider is down or misconfigured): rate limited like the
+    other, and each use audited as ``sign-in.break-glass`` besides ``sign-in.succeeded``. Any other
+    account is refused as a failed sign-in. Not there (404) unless passwords are off and some
+    account is named."""
+
+    extra_context = {"break_glass": True}
+
+    def dispatch(self, request, *args, **kwargs):
+        if not (passwords_off() and settings.DLO_BREAK_GLASS_USERS):
+            raise Http404("no break-glass sign-in")
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "passwords_off": False}
+
+    def post(self, request, *args, **kwargs):
+        return LoginView.post(self, request, *args, **kwargs)
+
+    def form_valid(self, form):
+        user = form.get_user()
+        if user.get_username() not in settings.DLO_BREAK_GLASS_USERS:
+            record_failure(user.get_username(), client_ip(self.request))
+            form.add_error(None, "This account signs in through the identity provider.")
+            return self.form_invalid(form)
+        with transaction.atomic():
+            response = super().form_valid(form)
+            audit.record(BREAK_GLASS, actor=user, target=user.get_username(), outcome="signed in",
+                         details={"name": normalised_name(user.get_username())})
         return response

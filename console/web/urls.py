@@ -1,15 +1,16 @@
 """The console's pages, mounted at / by console/urls.py."""
 
-from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console.security.signin import SignInView
+from console.security import oidc
+from console.security.signin import BreakGlassSignInView, SignInView
 from console.web.views import (
     actions,
     analytics,
     approvals,
     audit,
     brokers,
+    claim_mappings,
     group_work,
     groups,
     inventory,
@@ -29,7 +30,10 @@ from console.web.views import (
 
 urlpatterns = [
     path("sign-in/", SignInView.as_view(), name="login"),
-    path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
+    path("sign-in/break-glass/", BreakGlassSignInView.as_view(), name="login-break-glass"),
+    path("sign-in/provider/", oidc.start, name="oidc-start"),
+    path("sign-in/provider/callback/", oidc.callback, name="oidc-callback"),
+    path("sign-out/", oidc.sign_out, name="logout"),
     path("", inventory.inventory, name="inventory"),
     path("brokers/new/", brokers.broker_new, name="broker-new"),
     path("brokers/test/", brokers.broker_test, name="broker-test"),
@@ -86,4 +90,5 @@ urlpatterns = [
     path("redaction/<int:rule_id>/delete/", redaction.redaction_rule_delete, name="redaction-delete"),
     path("roles/", roles.role_list, name="roles"),
     path("roles/<int:user_id>/", roles.role_grant, name="role-grant"),
+    path("roles/groups/", claim_mappings.claim_mappings, name="claim-mappings"),
 ]

@@ -14,13 +14,16 @@ from django.views.decorators.http import require_POST
 
 from console.access.roles import ROLES, role_of
 from console.access.scope import OutOfScope
+from console.services.claims import sources_seen_by
 from console.services.roles import do_grant_role, limits_seen_by
 
 
 def role_list(request):
-    users = list(get_user_model().objects.filter(is_active=True).order_by("username"))
+    users = list(get_user_model().objects.filter(is_active=True).select_related("external_identity")
+                 .order_by("username"))
     limits = limits_seen_by(request.user)  # an admin with limits reads others' beyond them unnamed
-    rows = [(user, role_of(user), limits.get(user.pk, [])) for user in users]
+    sources = sources_seen_by(request.user, users, limits)
+    rows = [(user, role_of(user), limits.get(user.pk, []), sources.get(user.pk)) for user in users]
     return render(request, "web/roles.html", {"rows": rows, "roles": list(ROLES)})
 
 

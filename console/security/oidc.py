@@ -1,0 +1,169 @@
+"""Signing in through the company's identity provider: OpenID Connect, authorization code flow
+with PKCE (S256), through Authlib's Django client.
+
+What Authlib does here: discovery (``DLO_OIDC_ISSUER/.well-known/openid-configuration``, read
+once per process), ``state`` kept in the session and checked on return, the PKCE verifier, the
+``nonce``, the code exchanged at the token endpoint, and the ID token validated (signature by the
+provider's JWKS, re-read once for an unknown key id; ``iss`` equal to the discovered issuer,
+``aud`` holding our client id, ``exp``/``iat`` with DLO_OIDC_LEEWAY_SECONDS of clock skew, the
+nonce). What this module adds: the discovered issuer must be the configured one (OpenID Connect
+Discovery 1.0, 4.3), roles and limits from the groups claim (console.services.claims), and the
+audit of every sign-in, refusal and sign-out with the provider, the subject and the groups that
+decided, never a token.
+
+Sign-out ends the console's session, then, when the provider announces an
+``end_session_endpoint``, sends the browser there (RP-initiated logout) with the ID token as
+``id_token_hint``, to come back to the sign-in page. That last step is a page that navigates by
+``<meta http-equiv="refresh">``: the Content Security Policy's ``form-action 'self'`` would stop
+the sign-out form's POST from being redirected to another origin.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from authlib.integrations.base_client import OAuthError
+from authlib.integrations.django_client import OAuth
+from django.conf import settings
+from django.contrib.auth import login, logout
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+from joserfc.errors import JoseError
+
+from console.access.claims import groups_in
+from console.security.signin import ANONYMOUS, SUCCEEDED, provider_enabled, sign_in_context
+from console.services import audit
+from console.services.claims import ClaimsRefused, access_from_claims
+
+log = logging.getLogger(__name__)
+
+REFUSED, SIGNED_OUT = "sign-in.refused", "sign-out"
+#: Where the session keeps what sign-out needs, and where to go after signing in.
+_ID_TOKEN, _PROVIDER, _NEXT = "dlo_oidc_id_token", "dlo_oidc_issuer", "dlo_oidc_next"
+_clients: dict[tuple, Any] = {}
+
+
+def client():
+    """Authlib's client for the configured provider, one per configuration (metadata and JWKS
+    are cached on it)."""
+    key = (settings.DLO_OIDC_ISSUER, settings.DLO_OIDC_CLIENT_ID, settings.DLO_OIDC_CLIENT_SECRET,
+           tuple(settings.DLO_OIDC_SCOPES))
+    if key not in _clients:
+        oauth = OAuth()
+        _clients[key] = oauth.register(
+            "provider", client_id=settings.DLO_OIDC_CLIENT_ID, client_secret=settings.DLO_OIDC_CLIENT_SECRET or None,
+            server_metadata_url=f"{settings.DLO_OIDC_ISSUER}/.well-known/openid-configuration",
+            client_kwargs={"scope": " ".join(settings.DLO_OIDC_SCOPES), "code_challenge_method": "S256",
+                           "timeout": 10,
+                           # A public client (no secret) authenticates by PKCE alone.
+                           **({} if settings.DLO_OIDC_CLIENT_SECRET else {"token_endpoint_auth_method": "none"})})
+    return _clients[key]
+
+
+def _metadata() -> dict:
+    metadata = client().load_server_metadata()
+    if metadata.get("issuer", "").rstrip("/") != settings.DLO_OIDC_ISSUER:
+        raise OAuthError(error="issuer_mismatch", description="the provider's discovery names another issuer")
+    return metadata
+
+
+@require_GET
+def start(request: HttpRequest) -> HttpResponse:
+    """Send the browser to the provider's sign-in page (state, nonce and PKCE kept in the session)."""
+    if not provider_enabled():
+        raise Http404("no identity provider is configured")
+    wanted = request.GET.get("next", "")
+    request.session[_NEXT] = wanted if url_has_allowed_host_and_scheme(
+        wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()) else ""
+    try:
+        _metadata()
+        return client().authorize_redirect(request, request.build_absolute_uri(reverse("oidc-callback")))
+    except (OAuthError, OSError, ValueError) as exc:
+        return _refused(request, f"the identity provider cannot be reached: {_why(exc)}", status=502)
+
+
+@require_GET
+def callback(request: HttpRequest) -> HttpResponse:
+    """The provider's answer: exchange the code, validate the ID token, apply the mapping, sign in."""
+    if not provider_enabled():
+        raise Http404("no identity provider is configured")
+    issuer = settings.DLO_OIDC_ISSUER
+    try:
+        _metadata()
+        if not request.GET.get("state") or client().framework.get_state_data(request.session,
+                                                                            request.GET["state"]) is None:
+            raise OAuthError(error="state_mismatch", description="this answer belongs to no sign-in begun here")
+        token = client().authorize_access_token(request, leeway=settings.DLO_OIDC_LEEWAY_SECONDS)
+        claims = dict(token.get("userinfo") or {})
+        if not claims:
+            raise OAuthError(error="no_id_token", description="the provider sent no ID token")
+    except (OAuthError, JoseError, OSError, ValueError) as exc:
+        return _refused(request, f"the identity provider's answer was refused: {_why(exc)}")
+    subject = str(claims.get("sub", ""))
+    try:
+        access = access_from_claims(claims, issuer=issuer, via="sign-in")
+    except ClaimsRefused as exc:
+        return _refused(request, str(exc), subject=subject, groups=groups_in(claims), status=403)
+    if access.user is None or not access.role:
+        return _refused(request, "no group of yours at the identity provider gives a role in this console",
+                        subject=subject, groups=groups_in(claims), status=403)
+    with transaction.atomic():
+        login(request, access.user, backend="django.contrib.auth.backends.ModelBackend")
+        audit.record(SUCCEEDED, actor=access.user, target=access.user.get_username(), outcome="signed in",
+                     details={"name": access.user.get_username().casefold(), "known_account": True,
+                              "provider": issuer, "subject": subject, "groups": access.groups,
+                              "mappings": access.mappings, "role": access.role, "limits": access.limits})
+    request.session[_ID_TOKEN] = token.get("id_token", "")
+    request.session[_PROVIDER] = issuer
+    wanted = request.session.pop(_NEXT, "")
+    return HttpResponseRedirect(wanted or reverse(settings.LOGIN_REDIRECT_URL))
+
+
+@require_POST
+def sign_out(request: HttpRequest) -> HttpResponse:
+    """End the console's session (audited); then the provider's, if the person signed in there."""
+    id_token, issuer = request.session.get(_ID_TOKEN, ""), request.session.get(_PROVIDER, "")
+    user = request.user if request.user.is_authenticated else None
+    with transaction.atomic():
+        if user is not None:
+            audit.record(SIGNED_OUT, actor=user, target=user.get_username(), outcome="signed out",
+                         details={"provider": issuer or None})
+        logout(request)
+    if not (issuer and provider_enabled() and issuer == settings.DLO_OIDC_ISSUER):
+        return HttpResponseRedirect(reverse(settings.LOGOUT_REDIRECT_URL))
+    try:
+        end_session = _metadata().get("end_session_endpoint")
+        if not end_session:
+            return HttpResponseRedirect(reverse(settings.LOGOUT_REDIRECT_URL))
+        url = client().create_logout_url(post_logout_redirect_uri=request.build_absolute_uri(reverse("login")),
+                                         id_token_hint=id_token or None, client_id=settings.DLO_OIDC_CLIENT_ID)["url"]
+    except (OAuthError, OSError, ValueError) as exc:
+        log.warning("signed out of the console, not of the identity provider: %s", _why(exc))
+        return HttpResponseRedirect(reverse(settings.LOGOUT_REDIRECT_URL))
+    return render(request, "registration/signed_out.html", {"provider_logout_url": url,
+                                                             "provider": settings.DLO_OIDC_NAME})
+
+
+def _refused(request: HttpRequest, why: str, *, subject: str = "", groups: list[str] | None = None,
+             status: int = 400) -> HttpResponse:
+    """Audit a refused sign-in through the provider and say why on the sign-in page."""
+    with transaction.atomic():
+        audit.record(REFUSED, actor=ANONYMOUS, outcome="refused",
+                     details={"provider": settings.DLO_OIDC_ISSUER, "subject": subject or None,
+                              "groups": groups or [], "why": why})
+    return render(request, "registration/login.html", {"provider_error": why, **sign_in_context()}, status=status)
+
+
+def _why(exc: Exception) -> str:
+    """What went wrong, in words that hold no token (Authlib's errors carry codes and descriptions)."""
+    if isinstance(exc, OAuthError):
+        return exc.error + (f": {exc.description}" if exc.description else "")
+    if isinstance(exc, JoseError):
+        return f"the ID token is not valid ({exc.error})"
+    return exc.__class__.__name__
+
