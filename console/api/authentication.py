@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 
@@ -94,3 +95,14 @@ class ProviderTokenAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
+
+
+class ProviderTokenScheme(OpenApiAuthenticationExtension):
+    """The OpenAPI schema's name for it: an HTTP bearer scheme carrying a JWT."""
+
+    target_class = ProviderTokenAuthentication
+    name = "providerToken"
+
+    def get_security_definition(self, auto_schema) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                "description": "An access token of the identity provider (DLO_OIDC_ISSUER) for DLO_OIDC_API_AUDIENCE"}
