@@ -21,6 +21,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,17 +201,19 @@ class IdentityProvider:
         return jwt.encode(claims, self.signing_key, algorithm="RS256", headers=header)
 
 
-@pytest.fixture(scope="session")
-def oidc_provider_process(tmp_path_factory) -> Iterator[IdentityProvider]:
-    """The Node process of the provider, for the session (use ``oidc_provider`` in a test)."""
+@contextmanager
+def running_provider(folder: Path, port: int | None = None) -> Iterator[IdentityProvider]:
+    """A provider process of its own, with a new signing key, on ``port`` (a free one if None),
+    its files in ``folder``; stopped on leaving. Most tests want the ``oidc_provider`` fixture;
+    this is for one that needs another (a key rotation: a second one on the same port)."""
     node = shutil.which("node")
     if node is None:
         pytest.fail("the OpenID provider needs Node.js (node) on the PATH")
     if not (SERVER / "node_modules" / "oidc-provider").is_dir():
         pytest.fail(f"the OpenID provider's packages are missing: run scripts/bootstrap (npm ci in {SERVER})")
 
-    folder = tmp_path_factory.mktemp("oidc_provider")
-    port = free_port()
+    folder.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
     issuer = f"http://127.0.0.1:{port}"
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     kid = "dlo-tests-" + secrets.token_hex(4)
@@ -229,35 +232,44 @@ def oidc_provider_process(tmp_path_factory) -> Iterator[IdentityProvider]:
         signing_key=key, kid=kid,
     )
     provider.reset()
-    log = (folder / "provider.log").open("w")
-    process = subprocess.Popen(
-        [node, str(SERVER / "server.js"), "--port", str(port),
-         "--config", str(folder / "provider.json"), "--state", str(provider.state_file)],
-        cwd=SERVER, stdout=log, stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the OpenID provider exited ({process.returncode}): "
-                            f"{(folder / 'provider.log').read_text()[-2000:]}")
-            try:
-                if provider.discovery()["issuer"] == issuer:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("the OpenID provider's discovery did not answer within 30 s")
-            time.sleep(0.1)
-        yield provider
-    finally:
-        process.terminate()
+    with (folder / "provider.log").open("w") as log:
+        process = subprocess.Popen(
+            [node, str(SERVER / "server.js"), "--port", str(port),
+             "--config", str(folder / "provider.json"), "--state", str(provider.state_file)],
+            cwd=SERVER, stdout=log, stderr=subprocess.STDOUT,
+        )
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+            wait_for_discovery(provider, process, folder / "provider.log")
+            yield provider
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def wait_for_discovery(provider: IdentityProvider, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"the OpenID provider exited ({process.returncode}): {log.read_text()[-2000:]}")
+        try:
+            if provider.discovery()["issuer"] == provider.issuer:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail("the OpenID provider's discovery did not answer within 30 s")
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def oidc_provider_process(tmp_path_factory) -> Iterator[IdentityProvider]:
+    """The Node process of the provider, for the session (use ``oidc_provider`` in a test)."""
+    with running_provider(tmp_path_factory.mktemp("oidc_provider")) as provider:
+        yield provider
 
 
 @pytest.fixture

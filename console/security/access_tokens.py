@@ -34,6 +34,9 @@ ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES
 
 #: How long a discovery document and a key set are kept before they are read again.
 CACHE_SECONDS = 300
+#: The least time between two reads of the key set for tokens naming an unknown key, so that
+#: made-up kids cannot make the console hammer the provider.
+REFETCH_COOLDOWN_SECONDS = 30
 TIMEOUT_SECONDS = 10
 
 
@@ -81,8 +84,8 @@ def provider_metadata(issuer: str | None = None) -> dict[str, Any]:
 
 
 def signing_keys(issuer: str | None = None) -> jwt.PyJWKClient:
-    """The provider's key set (from its ``jwks_uri``), cached CACHE_SECONDS and refetched when
-    a token names an unknown key (PyJWKClient's cooldown: at most once every 30 s)."""
+    """The provider's key set (from its ``jwks_uri``), cached CACHE_SECONDS and read again when
+    a token names an unknown key (at most once every REFETCH_COOLDOWN_SECONDS)."""
     return _provider(issuer or settings.DLO_OIDC_ISSUER).keys
 
 
@@ -110,7 +113,7 @@ def _provider(issuer: str) -> _Provider:
                                       "(its issuer differs, or it names no jwks_uri)")
         try:
             keys = jwt.PyJWKClient(metadata["jwks_uri"], cache_jwk_set=True, lifespan=CACHE_SECONDS,
-                                   timeout=TIMEOUT_SECONDS)
+                                   timeout=TIMEOUT_SECONDS, cooldown_duration=REFETCH_COOLDOWN_SECONDS)
         except jwt.PyJWKClientError as exc:
             raise ProviderUnreachable("the discovery document's jwks_uri is not an http(s) URL") from exc
         _providers[issuer] = _Provider(metadata, keys)
