@@ -11,6 +11,7 @@ a valid token whose groups the mapping does not know answers 403.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,8 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from console.security import access_tokens
 from console.services.claims import ClaimsRefused, access_from_claims
 from console.services.provider_tokens import record_refused_token
+
+log = logging.getLogger(__name__)
 
 KEYWORD = b"bearer"
 
@@ -81,7 +84,8 @@ class ProviderTokenAuthentication(BaseAuthentication):
         except access_tokens.TokenRefused as refusal:
             record_refused_token(issuer=issuer, reason=refusal.reason, subject=refusal.subject)
             raise InvalidBearerToken(refusal.reason) from None
-        except access_tokens.ProviderUnreachable:
+        except access_tokens.ProviderUnreachable as exc:
+            log.warning("an access token could not be checked: %s", exc)  # the provider's URL, no token
             raise ProviderUnavailable() from None
         try:
             access = access_from_claims(claims, issuer=issuer, via="token")

@@ -60,12 +60,6 @@ def enabled() -> bool:
     return bool(settings.DLO_OIDC_ISSUER and settings.DLO_OIDC_API_AUDIENCE)
 
 
-def looks_like_jwt(credential: str) -> bool:
-    """Three dot-separated parts (a DRF token is 40 hex digits): the other kinds of bearer
-    credential are left to other authentication classes."""
-    return credential.count(".") == 2
-
-
 @dataclass
 class _Provider:
     metadata: dict[str, Any]
