@@ -65,3 +65,19 @@ def test_a_provider_whose_discovery_names_another_issuer_is_refused(provider, cl
     settings.DLO_OIDC_ISSUER = provider.issuer.replace("127.0.0.1", "localhost")
     answer = client.get("/sign-in/provider/")
     assert answer.status_code == 502 and "issuer_mismatch" in answer.content.decode()
+
+
+def test_passwords_off_leaves_only_the_break_glass_accounts_a_password(provider, client, people, settings):
+    assert client.get("/sign-in/break-glass/").status_code == 404  # passwords on: no such page
+    settings.DLO_OIDC_ONLY, settings.DLO_BREAK_GLASS_USERS = True, ["ada"]
+    page = client.get("/sign-in/").content.decode()
+    assert "Sign in with the identity provider" in page and 'name="password"' not in page
+    refused = client.post("/sign-in/", {"username": "ada", "password": "ada-pass-123"})
+    assert refused.status_code == 403 and "_auth_user_id" not in client.session
+    other = client.post("/sign-in/break-glass/", {"username": "vera", "password": "vera-pass-123"})
+    assert other.status_code == 200 and "_auth_user_id" not in client.session
+    assert "signs in through the identity provider" in other.content.decode()
+    glass = client.post("/sign-in/break-glass/", {"username": "ada", "password": "ada-pass-123"})
+    assert glass.status_code == 302 and client.session["_auth_user_id"] == str(people["admin"].pk)
+    assert AuditEvent.objects.filter(action="sign-in.break-glass", target="ada").count() == 1
+    assert AuditEvent.objects.filter(action="sign-in.failed", outcome="refused").count() == 2
