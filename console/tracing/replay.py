@@ -78,7 +78,7 @@ def replay_headers(headers: dict[str, Any], traceparent: str = "") -> dict[str, 
     if failed is not None:
         headers[FAILED_CONTEXT_HEADER], form = failed
         if form != "w3c":
-            headers.update(_in_format(form, fresh))
+            headers.update(_in_format(form, fresh, {name.lower(): name for name in carried}))
     return headers
 
 
@@ -109,15 +109,18 @@ def parse_traceparent(value: str) -> tuple[int, int, bool] | None:
         return None
 
 
-def _in_format(form: str, traceparent: str) -> dict[str, str]:
+def _in_format(form: str, traceparent: str, names: dict[str, str]) -> dict[str, str]:
     """The fresh context also in the format the letter carried its own, for a consumer that
-    reads only that one (its W3C ``traceparent`` is always written)."""
+    reads only that one (its W3C ``traceparent`` is always written), under the header names as
+    the letter spelled them (a dict carrier's lookup is case-sensitive)."""
     _, trace_id, span_id, flags = traceparent.split("-")
     sampled = "1" if int(flags, 16) & 1 else "0"
     if form == "b3":
-        return {"b3": f"{trace_id}-{span_id}-{sampled}"}
-    if form == "b3multi":
-        return {"X-B3-TraceId": trace_id, "X-B3-SpanId": span_id, "X-B3-Sampled": sampled}
-    if form == "jaeger":
-        return {"uber-trace-id": f"{trace_id}:{span_id}:0:{sampled}"}
-    return {}
+        values = {"b3": f"{trace_id}-{span_id}-{sampled}"}
+    elif form == "b3multi":
+        values = {"x-b3-traceid": trace_id, "x-b3-spanid": span_id, "x-b3-sampled": sampled}
+    elif form == "jaeger":
+        values = {"uber-trace-id": f"{trace_id}:{span_id}:0:{sampled}"}
+    else:
+        values = {}
+    return {names.get(name, name): value for name, value in values.items()}

@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
@@ -37,6 +38,9 @@ _tracer: Any = None
 #: Links a replay batch's span may hold (one per letter); OTEL_SPAN_LINK_COUNT_LIMIT overrides it.
 BATCH_LINKS = 1000
 
+#: What a letter's stored headers must contain somewhere to be worth reading for a context
+#: (the header names of console.tracing.context, and the one a replay keeps).
+_MAY_CARRY = re.compile(r"traceparent|b3|uber-trace-id", re.IGNORECASE)
 #: Attributes whose value may hold a query string, kept without it.
 _URL_KEYS = frozenset({"http.url", "http.target", "url.full"})
 #: Attributes dropped from every span: query strings and what messages say.
@@ -183,7 +187,9 @@ def _failed_context(headers_json: str, redactor: Any) -> tuple[int, int, bool] |
     else the one a replay before kept for it; None when the site's redaction rules mask it (the
     trace is then read from the headers as masked, as console.tracing.shown does for a reader).
     The stored JSON is read as it is: the context's reading takes the console's JSON tags."""
-    headers = json.loads(headers_json or "{}")
+    if not headers_json or not _MAY_CARRY.search(headers_json):
+        return None  # most letters: no name of a context header anywhere in the text
+    headers = json.loads(headers_json)
     carried = {name: value for name, value in headers.items()
                if isinstance(name, str) and name.lower() in HEADER_NAMES}
     context = read_trace_context(carried)
