@@ -62,7 +62,7 @@ class RoleSerializer(MaskedSerializer):
     role = serializers.ChoiceField(choices=[*ROLES, ""], help_text='One role, or "" for none')
     limits = serializers.ListField(child=serializers.CharField(), read_only=True,
                                    help_text="Brokers and places the user is limited to (none: unlimited)")
-    source = serializers.CharField(read_only=True, required=False,
+    role_from = serializers.CharField(read_only=True, required=False,
                                    help_text="Where the role came from: the identity provider's groups and the "
                                              "mappings that gave it; absent when set in the console")
 
@@ -88,7 +88,7 @@ class RoleList(APIView):
         limits = limits_seen_by(request.user)
         sources = sources_seen_by(request.user, users, limits)
         return Response([{"user": user.get_username(), "role": role_of(user), "limits": limits.get(user.pk, []),
-                          **({"source": sources[user.pk]} if user.pk in sources else {})} for user in users])
+                          **({"role_from": sources[user.pk]} if user.pk in sources else {})} for user in users])
 
     @extend_schema(request=RoleInputSerializer, responses={200: RoleSerializer, 400: ErrorSerializer})
     def post(self, request):

@@ -25,7 +25,7 @@ class MappingSerializer(MaskedSerializer):
     limits = serializers.ListField(child=serializers.CharField(),
                                    help_text="Brokers and places the role is limited to (none: unlimited)")
     note = serializers.CharField()
-    source = serializers.CharField(help_text='"console #id", or "file" (DLO_OIDC_ROLE_MAPPING)')
+    defined_in = serializers.CharField(help_text='"console #id", or "file" (DLO_OIDC_ROLE_MAPPING)')
 
 
 class MappingInputSerializer(serializers.Serializer):
@@ -40,12 +40,12 @@ class MappingInputSerializer(serializers.Serializer):
 
 
 def _row(mapping: ClaimMapping) -> dict:
-    return {"group": mapping.group, "role": mapping.role, "note": mapping.note, "source": f"console #{mapping.pk}",
+    return {"group": mapping.group, "role": mapping.role, "note": mapping.note, "defined_in": f"console #{mapping.pk}",
             "limits": [limit.label for limit in mapping.limits.all()]}
 
 
 def _file_row(rule: MappingRule) -> dict:
-    return {"group": rule.group, "role": rule.role, "note": "", "source": rule.source,
+    return {"group": rule.group, "role": rule.role, "note": "", "defined_in": rule.source,
             "limits": [limit.named if limit.broker_id or limit.place_id
                        else f"{limit.named} (not found: allows nothing)" for limit in rule.limits]}
 

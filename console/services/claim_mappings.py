@@ -108,7 +108,7 @@ def _within(mine: Scope, limits: list[ClaimMappingLimit]) -> bool:
                for limit in limits)
 
 
-def _described(mapping: ClaimMapping | None) -> dict | None:
+def _described(mapping: ClaimMapping | None) -> dict[str, object] | None:
     if mapping is None or mapping.pk is None:
         return None
     return {"role": mapping.role, "limits": [limit.label for limit in mapping.limits.all().order_by("id")]}

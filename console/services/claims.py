@@ -11,7 +11,7 @@ costs a few reads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from console.access.actors import Actor
 from console.access.claims import Decision, decide, groups_in
 from console.access.roles import limits_of, role_of, set_role
 from console.access.scope import scope_of
@@ -134,7 +135,7 @@ def source_of(identity: ExternalIdentity) -> str:
             f"groups {groups}; mappings {mappings}")
 
 
-def sources_seen_by(reader, users, limits: dict[int, list[str]]) -> dict[int, str]:
+def sources_seen_by(reader: Actor, users: Iterable[User], limits: dict[int, list[str]]) -> dict[int, str]:
     """Where each user's role came from, by user id, for those who came through the provider. A
     reader with limits reads the groups and mappings only of people limited within their own
     limits (``limits``: as console.services.roles.limits_seen_by gave them to this reader): a

@@ -37,7 +37,7 @@ def test_an_admin_maps_a_group_on_the_page_and_through_the_api(places_a_and_b, p
     page = admin.get("/roles/groups/").content.decode()
     assert "orders-team" in page and "mem:orders.dlq" in page
     made = post_api(admin, {"group": "dlo-admins", "role": "admin", "reason": "ops"})
-    assert made.status_code == 200 and made.json()["limits"] == [] and made.json()["source"].startswith("console #")
+    assert made.status_code == 200 and made.json()["limits"] == [] and made.json()["defined_in"].startswith("console #")
     listed = {row["group"]: row for row in admin.get("/api/claim-mappings/").json()}
     assert listed["orders-team"]["role"] == "operator" and listed["orders-team"]["limits"] == ["mem:orders.dlq"]
     assert admin.delete("/api/claim-mappings/?group=dlo-admins&reason=gone").status_code == 204
@@ -85,7 +85,7 @@ def test_a_mapping_from_the_environment_is_shown_and_not_changed(places_a_and_b,
     page = admin.get("/roles/groups/").content.decode()
     assert "DLO_OIDC_ROLE_MAPPING" in page and "mem:nowhere.dlq (not found: allows nothing)" in page
     assert admin.get("/api/claim-mappings/").json() == [
-        {"group": "ops", "role": "viewer", "note": "", "source": "file",
+        {"group": "ops", "role": "viewer", "note": "", "defined_in": "file",
          "limits": ["mem:nowhere.dlq (not found: allows nothing)"]}]
     assert post_api(admin, {"group": "x", "role": "admin"}).status_code == 409
     assert not ClaimMapping.objects.exists()

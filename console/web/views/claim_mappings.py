@@ -28,9 +28,11 @@ class MappingForm(forms.Form):
     def __init__(self, *args, reader, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Only what the admin may see is offered (and accepted).
-        self.fields["brokers"].queryset = visible(reader, Broker.objects.order_by("name"))
-        self.fields["places"].queryset = visible(reader, DeadPlace.objects.select_related("broker")
-                                                 .order_by("broker__name", "name"))
+        brokers, places = self.fields["brokers"], self.fields["places"]
+        assert isinstance(brokers, forms.ModelMultipleChoiceField)
+        assert isinstance(places, forms.ModelMultipleChoiceField)
+        brokers.queryset = visible(reader, Broker.objects.order_by("name"))
+        places.queryset = visible(reader, DeadPlace.objects.select_related("broker").order_by("broker__name", "name"))
 
 
 def claim_mappings(request):
