@@ -14,7 +14,8 @@ a rejected message's headers as published). Formats read, first found wins:
   body's options (``{"options": {"options": {"trace_context": {...}}}}``; ``options.trace_context``
   as well), since Dramatiq's messages have no headers of their own.
 
-Header names are matched in any case; values may be text, bytes or the console's stored JSON
+Header names are matched in lowercase (what the propagators write), UPPER, Title-Case and
+B3's ``X-B3-TraceId`` spelling; values may be text, bytes or the console's stored JSON
 tags (``{"$bytes": ...}``, console.brokers.values), so the same reading serves a capture (raw
 values) and a letter already in custody.
 
@@ -49,6 +50,12 @@ B3_FLAGS = "x-b3-flags"
 UBER_TRACE_ID = "uber-trace-id"
 #: Every header name read, lowercase: a header holding one of these carries trace context.
 HEADER_NAMES = (TRACEPARENT, TRACESTATE, B3, B3_TRACE_ID, B3_SPAN_ID, B3_SAMPLED, B3_FLAGS, UBER_TRACE_ID)
+#: The spellings of those names read: lowercase (what OpenTelemetry's propagators write), UPPER,
+#: Title-Case, and B3's own (``X-B3-TraceId``). A name cased otherwise is not read.
+_SPELLINGS = frozenset(
+    spelling for name in HEADER_NAMES for spelling in (
+        name, name.upper(), "-".join(part.capitalize() for part in name.split("-")),
+        name.replace("x-b3-", "X-B3-").replace("traceid", "TraceId").replace("spanid", "SpanId")))
 
 #: No header value longer than this is read (a traceparent is 55 characters; W3C asks that a
 #: tracestate of 512 be kept).
@@ -117,17 +124,18 @@ def valid_span_id(value: Any) -> bool:
 def _from_carrier(carrier: Mapping[str, Any] | None, prefix: str) -> TraceContext | None:
     if not isinstance(carrier, Mapping) or not carrier:
         return None
+    # A capture reads every letter's headers, most of which carry none of these: the names are
+    # looked up as a set, in C, instead of lowering every name in Python.
+    names = _SPELLINGS.intersection(carrier)
+    if not names:
+        return None
     found: dict[str, str] = {}
-    for name, value in carrier.items():
-        if type(name) is not str or len(name) > 13:  # the longest name read: uber-trace-id
-            continue
+    for name in sorted(names):  # the same winner whatever the carrier's order
         lowered = name.lower()
-        if lowered in HEADER_NAMES and lowered not in found:
-            text = _text(value)
+        if lowered not in found:
+            text = _text(carrier[name])
             if text is not None:
                 found[lowered] = text
-    if not found:
-        return None
     return _w3c(found, prefix) or _b3_single(found, prefix) or _b3_multi(found, prefix) or _jaeger(found, prefix)
 
 
@@ -253,8 +261,8 @@ def _jaeger(found: dict[str, str], prefix: str) -> TraceContext | None:
 def _from_dramatiq_body(body: bytes) -> TraceContext | None:
     """Dramatiq's message is JSON; opentelemetry-instrumentor-dramatiq puts its carrier in the
     options (nested once more, as Actor.message_with_options receives ``options=``)."""
-    raw = bytes(body)
-    if len(raw) > MAX_BODY or not raw.lstrip()[:1] == b"{" or _BODY_MARK not in raw:
+    raw = body if type(body) is bytes else bytes(body)
+    if len(raw) > MAX_BODY or _BODY_MARK not in raw or raw.lstrip()[:1] != b"{":
         return None
     try:
         message = bounded_json.loads(raw)
