@@ -36,7 +36,13 @@ from django.views.decorators.http import require_GET, require_POST
 from joserfc.errors import JoseError
 
 from console.access.claims import groups_in
-from console.security.signin import ANONYMOUS, SUCCEEDED, provider_enabled, sign_in_context
+from console.security.signin import (
+    ANONYMOUS,
+    SUCCEEDED,
+    RateLimitedAuthenticationForm,
+    provider_enabled,
+    sign_in_context,
+)
 from console.services import audit
 from console.services.claims import ClaimsRefused, access_from_claims
 
@@ -156,7 +162,8 @@ def _refused(request: HttpRequest, why: str, *, subject: str = "", groups: list[
         audit.record(REFUSED, actor=ANONYMOUS, outcome="refused",
                      details={"provider": settings.DLO_OIDC_ISSUER, "subject": subject or None,
                               "groups": groups or [], "why": why})
-    return render(request, "registration/login.html", {"provider_error": why, **sign_in_context()}, status=status)
+    return render(request, "registration/login.html", {"provider_error": why, "form": RateLimitedAuthenticationForm(),
+                                                       **sign_in_context()}, status=status)
 
 
 def _why(exc: Exception) -> str:

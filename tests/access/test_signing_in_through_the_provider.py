@@ -4,6 +4,9 @@ each outcome audited without a token; a forged or replayed answer refused."""
 
 from __future__ import annotations
 
+import logging
+from urllib.parse import parse_qs, urlsplit
+
 import pytest
 
 from console.access.roles import role_of
@@ -81,3 +84,18 @@ def test_passwords_off_leaves_only_the_break_glass_accounts_a_password(provider,
     assert glass.status_code == 302 and client.session["_auth_user_id"] == str(people["admin"].pk)
     assert AuditEvent.objects.filter(action="sign-in.break-glass", target="ada").count() == 1
     assert AuditEvent.objects.filter(action="sign-in.failed", outcome="refused").count() == 2
+
+
+def test_no_token_or_code_reaches_the_log(provider, client, places_a_and_b, caplog):
+    caplog.set_level(logging.DEBUG)
+    do_set_mapping(actor="tests", group="orders-team", role="viewer")
+    provider.set_user("pia", "pia-pass", ["orders-team"])
+    start = client.get("/sign-in/provider/")
+    back = through_provider(start["Location"], "pia", "pia-pass")
+    code = parse_qs(urlsplit(back).query)["code"][0]
+    caplog.clear()  # what the console logs from here on, not what the test's "browser" did
+    assert client.get(back[len(TEST_SERVER):]).status_code == 302
+    logged = caplog.text + " ".join(str(record.args) for record in caplog.records)
+    assert "127.0.0.1" in logged  # the console's exchange with the provider was logged...
+    assert code not in logged and "eyJ" not in logged  # ...without the code or a JWT (ID or access token)
+    assert "code_verifier" not in logged and client.session["dlo_oidc_id_token"].startswith("eyJ")
