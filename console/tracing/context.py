@@ -22,20 +22,19 @@ values) and a letter already in custody.
 Headers are written by whoever published: attacker-controlled. Each format is parsed strictly
 (lengths, lowercase hex where the format says so, all-zero ids refused, no ``int(x, 16)``,
 which also reads ``0x``, ``+``, ``_`` and spaces) and nothing here raises on junk: a value that
-does not parse is no trace context. Plain Python, no Django: the capture's reader process
-(console.brokers.letter_rows) reads every letter with it.
+does not parse is no trace context. Plain Python, no Django and no other package of the console
+(console.brokers.letter_rows imports it): the capture's reader process reads every letter with it.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from console.brokers import bounded_json
 
 #: Where a trace context was read from (``TraceContext.source``): a header's name, or the body.
 BODY = "body"
@@ -265,8 +264,10 @@ def _from_dramatiq_body(body: bytes) -> TraceContext | None:
     if len(raw) > MAX_BODY or _BODY_MARK not in raw or raw.lstrip()[:1] != b"{":
         return None
     try:
-        message = bounded_json.loads(raw)
-    except ValueError:  # TooDeep and UnicodeDecodeError are ValueErrors too
+        # Bounded by MAX_BODY; a document nested too deep for the decoder is RecursionError.
+        # (Not console.brokers.bounded_json: this package imports nothing of the console's.)
+        message = json.loads(raw)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError too
         return None
     if not isinstance(message, dict):
         return None
