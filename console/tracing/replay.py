@@ -15,15 +15,15 @@ retry is a trace of its own that links back to the failure rather than a continu
 
 Plain Python, no Django and no OpenTelemetry SDK: it runs for every letter a replay publishes,
 in a replay's publisher process too (console.brokers.publish_process). A letter that carries no
-trace context costs a pass over its header names; the fresh ids come from ``random`` (not
-secret, only unique: W3C asks for randomness, not unpredictability).
+trace context costs a pass over its header names; the fresh ids come from ``os.urandom``.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from random import getrandbits
+from collections.abc import Mapping
+from os import urandom
 from typing import Any
 
 from console.env import ConfigError, env_str
@@ -37,6 +37,7 @@ LINK, KEEP, NONE = MODES
 #: Every header name (lowercase) that a replay in ``link`` or ``none`` mode takes out.
 _CONTEXT_NAMES = frozenset((*HEADER_NAMES, "x-b3-parentspanid"))
 _LONGEST = max(map(len, _CONTEXT_NAMES))
+_ZERO_TRACE, _ZERO_SPAN = "0" * 32, "0" * 16
 #: A W3C traceparent as OpenTelemetry writes it: the common case, read here without the full
 #: reading of every format (console.tracing.context), which costs several microseconds more.
 _PLAIN_TRACEPARENT = re.compile(r"([0-9a-e][0-9a-f])-((?!0{32})[0-9a-f]{32})-((?!0{16})[0-9a-f]{16})-([0-9a-f]{2})")
@@ -52,8 +53,12 @@ def replay_mode() -> str:
 
 
 def new_traceparent() -> str:
-    """A W3C traceparent with fresh random ids, sampled (an operator replaying wants the retry seen)."""
-    return f"00-{getrandbits(128) or 1:032x}-{getrandbits(64) or 1:016x}-01"
+    """A W3C traceparent with fresh random ids, sampled (an operator replaying wants the retry
+    seen). One call of os.urandom for both ids: the cheapest way Python has to 24 random bytes."""
+    ids = urandom(24).hex()
+    if ids.startswith(_ZERO_TRACE) or ids.endswith(_ZERO_SPAN):  # W3C forbids an all-zero id
+        return new_traceparent()
+    return f"00-{ids[:32]}-{ids[32:]}-01"
 
 
 def replay_headers(headers: dict[str, Any], traceparent: str = "") -> dict[str, Any]:
@@ -63,14 +68,13 @@ def replay_headers(headers: dict[str, Any], traceparent: str = "") -> dict[str, 
     mode = replay_mode()
     if mode == KEEP:
         return headers
-    carried = [name for name in headers
-               if type(name) is str and len(name) <= _LONGEST and name.lower() in _CONTEXT_NAMES]
+    carried = context_headers(headers)
     if mode == NONE:
         for name in carried:
             del headers[name]
         headers.pop(FAILED_CONTEXT_HEADER, None)
         return headers
-    failed = _failed_context(headers, carried) if carried else None
+    failed = failed_context(headers, carried) if carried else None
     for name in carried:
         del headers[name]
     fresh = traceparent or new_traceparent()
@@ -82,8 +86,14 @@ def replay_headers(headers: dict[str, Any], traceparent: str = "") -> dict[str, 
     return headers
 
 
-def _failed_context(headers: dict[str, Any], carried: list[str]) -> tuple[str, str] | None:
-    """The failed trace's context (W3C form) and the format the letter carried it in."""
+def context_headers(headers: Mapping[str, Any]) -> list[str]:
+    """The names of the trace context headers among ``headers``, as spelled there."""
+    return [name for name in headers if type(name) is str and len(name) <= _LONGEST and name.lower() in _CONTEXT_NAMES]
+
+
+def failed_context(headers: Mapping[str, Any], carried: list[str]) -> tuple[str, str] | None:
+    """The context of the trace a letter failed in, in W3C form, and the format it carried it
+    in, from its ``carried`` context headers (:func:`context_headers`); None if none parses."""
     if carried == ["traceparent"] or carried == ["traceparent", "tracestate"]:
         value = headers["traceparent"]
         plain = _PLAIN_TRACEPARENT.fullmatch(value) if type(value) is str else None
@@ -99,14 +109,16 @@ def as_traceparent(context: TraceContext) -> str:
 
 
 def parse_traceparent(value: str) -> tuple[int, int, bool] | None:
-    """(trace id, span id, sampled) of a traceparent this module wrote, or None."""
+    """(trace id, span id, sampled) of a traceparent this module wrote (or a consumer kept), or
+    None for one that does not parse or names no trace."""
     parts = value.split("-")
     if len(parts) != 4 or len(parts[1]) != 32 or len(parts[2]) != 16:
         return None
     try:
-        return int(parts[1], 16), int(parts[2], 16), bool(int(parts[3], 16) & 1)
+        trace_id, span_id, flags = int(parts[1], 16), int(parts[2], 16), int(parts[3], 16)
     except ValueError:
         return None
+    return (trace_id, span_id, bool(flags & 1)) if trace_id and span_id else None
 
 
 def _in_format(form: str, traceparent: str, names: dict[str, str]) -> dict[str, str]:

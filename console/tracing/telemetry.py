@@ -23,12 +23,17 @@ import contextlib
 import json
 import logging
 import os
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
-from console.tracing.context import HEADER_NAMES, read_trace_context
-from console.tracing.replay import FAILED_CONTEXT_HEADER, LINK, as_traceparent, parse_traceparent, replay_mode
+from console.tracing.replay import (
+    FAILED_CONTEXT_HEADER,
+    LINK,
+    context_headers,
+    failed_context,
+    parse_traceparent,
+    replay_mode,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +43,6 @@ _tracer: Any = None
 #: Links a replay batch's span may hold (one per letter); OTEL_SPAN_LINK_COUNT_LIMIT overrides it.
 BATCH_LINKS = 1000
 
-#: What a letter's stored headers must contain somewhere to be worth reading for a context
-#: (the header names of console.tracing.context, and the one a replay keeps).
-_MAY_CARRY = re.compile(r"traceparent|b3|uber-trace-id", re.IGNORECASE)
 #: Attributes whose value may hold a query string, kept without it.
 _URL_KEYS = frozenset({"http.url", "http.target", "url.full"})
 #: Attributes dropped from every span: query strings and what messages say.
@@ -184,32 +186,24 @@ def replay_batch_ended(batch: Any, confirmed: int, refused: int) -> None:
 
 def _failed_context(headers_json: str, redactor: Any) -> tuple[int, int, bool] | None:
     """(trace id, span id, sampled) of the trace a letter failed in: the context it died with,
-    else the one a replay before kept for it; None when the site's redaction rules mask it (the
-    trace is then read from the headers as masked, as console.tracing.shown does for a reader).
-    The stored JSON is read as it is: the context's reading takes the console's JSON tags."""
-    if not headers_json or not _MAY_CARRY.search(headers_json):
+    else the one a replay before kept for it; None when the site's redaction rules change any
+    of the headers it is read from (a trace a rule masks is not named outside the console)."""
+    lowered = headers_json.lower()
+    if "traceparent" not in lowered and "b3" not in lowered and "uber-trace-id" not in lowered:
         return None  # most letters: no name of a context header anywhere in the text
     headers = json.loads(headers_json)
-    carried = {name: value for name, value in headers.items()
-               if isinstance(name, str) and name.lower() in HEADER_NAMES}
-    context = read_trace_context(carried)
-    kept = context is None
-    if context is None:
-        carried = {FAILED_CONTEXT_HEADER: headers.get(FAILED_CONTEXT_HEADER)}
-        context = read_trace_context(_as_w3c(carried))
-    if context is None:
+    carried = context_headers(headers)
+    failed = failed_context(headers, carried) if carried else None
+    if failed is None and isinstance(headers.get(FAILED_CONTEXT_HEADER), str):
+        carried = [FAILED_CONTEXT_HEADER]
+        failed = (headers[FAILED_CONTEXT_HEADER], "w3c")
+    if failed is None:
         return None
     if redactor is not None:
-        masked = redactor.value(carried)
-        seen = read_trace_context(_as_w3c(masked) if kept else masked)
-        if seen is None or (seen.trace_id, seen.span_id) != (context.trace_id, context.span_id):
+        read_from = {name: headers[name] for name in carried}
+        if redactor.value(read_from) != read_from:
             return None
-    return parse_traceparent(as_traceparent(context))
-
-
-def _as_w3c(kept: dict[str, Any]) -> dict[str, Any]:
-    """The kept header read as the traceparent it holds."""
-    return {"traceparent": kept.get(FAILED_CONTEXT_HEADER)}
+    return parse_traceparent(failed[0])
 
 
 # -- what leaves ---------------------------------------------------------------------------
