@@ -109,6 +109,9 @@ class _NoSpan:
     def set_attributes(self, attributes: dict[str, Any]) -> None:
         pass
 
+    def update_name(self, name: str) -> None:
+        pass
+
 
 NO_SPAN = _NoSpan()
 

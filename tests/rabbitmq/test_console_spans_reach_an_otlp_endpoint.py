@@ -61,7 +61,7 @@ def test_a_replay_jobs_span_and_its_children_reach_the_endpoint_without_content(
     assert job.status == Job.Status.SUCCEEDED, traced_worker.explain(job, "the replay did not succeed")
 
     def job_span(spans):
-        return next((s for s in spans if s.name == "job" and s.attributes.get("dlo.job.id") == job.pk), None)
+        return next((s for s in spans if s.name == "job replay" and s.attributes.get("dlo.job.id") == job.pk), None)
 
     span = receiver.wait_for(job_span, "the replay job's span")
     assert span.resource["service.name"] == "dlo-under-test" and span.resource["dlo.process"] == "worker"

@@ -22,6 +22,7 @@ def run_job(job_id: int) -> str:
         if job is None:
             span.set_attribute("dlo.job.status", "not runnable")
             return "not runnable"
+        span.update_name(f"job {job.kind}")  # a kind's name is the code's, never typed by people
         status: str = Job.Status.FAILED  # unless it ends otherwise
         try:
             status = _run(job)
