@@ -34,6 +34,9 @@ DECLARED_PLAIN = {
     ("api/swagger_ui.html", "swagger_ui_css|plain"),
     ("api/swagger_ui.html", "swagger_ui_bundle|plain"),
     ("api/swagger_ui.html", "schema_url|plain"),
+    # The provider's end_session_endpoint with our client id, the ID token it issued and our own
+    # sign-in URL (console.security.oidc.sign_out), navigated to by a meta refresh: exact or useless.
+    ("registration/signed_out.html", "provider_logout_url|plain"),
 }
 
 
