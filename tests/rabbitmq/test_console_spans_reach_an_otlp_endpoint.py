@@ -5,7 +5,8 @@ with opentelemetry-proto) receives the replay job's span under the Celery task's
 children: the PostgreSQL statements and the replay batch, whose context each replayed message
 carries as its new traceparent and whose links point at the trace each letter failed in
 (DLO_REPLAY_TRACE=link, point 3), unless a redaction rule masks that trace. No byte of what was
-received holds a body, or a header value that a redaction rule masks.
+received holds a body, or a header value that a redaction rule masks. A capture job's batches
+are spans under its own, with the statements that stored them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 from console.jobs.door.requests import request_job
 from console.models import Job
+from console.services.brokers import do_discover
 from console.services.redaction import do_set_redaction_rule
 from console.tracing.replay import FAILED_CONTEXT_HEADER
 from tests.access.masked_value import CARD, CARD_RULE, leaks
@@ -106,3 +108,30 @@ def test_a_replay_jobs_span_and_its_children_reach_the_endpoint_without_content(
     assert leaks(received) == [], "a masked header value reached a span"
     assert BODY_MARK not in received, "a message body reached a span"
     assert bytes.fromhex(MASKED_TRACE) not in received, "a masked trace reached a span"
+
+
+def test_a_capture_jobs_batches_are_spans_under_its_own(kit, rabbit_broker, operator, traced_worker, receiver):
+    dlq = kit.queue(kit.name("billing") + ".dlq")
+    work = kit.queue(kit.name("billing"), {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
+    for number in range(3):
+        kit.publish(work, BODY_MARK + str(number).encode(), headers={"x-card": CARD})
+    kit.reject(work, count=3)
+    kit.wait_depth(dlq, 3)
+    (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
+
+    job = request_job("capture", place=place, actor=operator, reason="triage")
+    traced_worker.finish(job)
+    assert job.status == Job.Status.SUCCEEDED, traced_worker.explain(job, "the capture did not succeed")
+
+    def capture_spans(spans):
+        jobs = [s for s in spans if s.name == "job capture" and s.attributes.get("dlo.job.id") == job.pk]
+        batches = [s for s in spans if jobs and s.name == "capture batch" and s.parent_span_id == jobs[0].span_id]
+        return (jobs[0], batches) if batches else None
+
+    span, batches = receiver.wait_for(capture_spans, "the capture job's span and its batches")
+    assert span.attributes["dlo.job.done"] == 3
+    assert sum(batch.attributes["dlo.capture.stored"] for batch in batches) == 3
+    stored = [s for s in receiver.spans if s.parent_span_id in {batch.span_id for batch in batches}]
+    assert any(s.attributes.get("db.system") in ("postgresql", "postgres") for s in stored)
+    received = receiver.everything()
+    assert leaks(received) == [] and BODY_MARK not in received

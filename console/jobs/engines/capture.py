@@ -32,6 +32,7 @@ from console.services.custody import (
     store_prepared,
 )
 from console.services.search_rows import fill_later, written_later
+from console.tracing import telemetry
 from console.wording import counted
 
 
@@ -115,16 +116,19 @@ def capture_pass(adapter: Adapter, place: DeadPlace, *, job: Job, reason: str, l
             while current:
                 checkpoint(job)
                 taken = take(session, worker, len(current))
-                with transaction.atomic():
-                    mark_acked(acked)
-                    result = store_prepared(place, current, job=job, actor=job.actor_name, reason=reason)
-                    stored(result.counted)
-                # The session is used by one thread at a time: the next batch is in hand
-                # before this one is acknowledged.
-                following = batch_of(taken)
-                acked = []
-                session.ack(current.items)  # type: ignore[arg-type]  # ack reads each one's token, an Arrival's too
-                acked = result.ids
+                with telemetry.span("capture batch", **{"dlo.job.id": job.pk,
+                                                        "messaging.batch.message_count": len(current.rows)}) as span:
+                    with transaction.atomic():
+                        mark_acked(acked)
+                        result = store_prepared(place, current, job=job, actor=job.actor_name, reason=reason)
+                        stored(result.counted)
+                    # The session is used by one thread at a time: the next batch is in hand
+                    # before this one is acknowledged.
+                    following = batch_of(taken)
+                    acked = []
+                    session.ack(current.items)  # type: ignore[arg-type]  # ack reads each one's token, an Arrival's too
+                    acked = result.ids
+                    span.set_attribute("dlo.capture.stored", result.counted)
                 if following is None:  # the limit counted this batch whole: look again
                     taken = take(session, worker, 0)
                     following = batch_of(taken)
