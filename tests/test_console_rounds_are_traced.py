@@ -46,8 +46,18 @@ def test_keeper_rounds_are_spans(filesystem_transport, tmp_path, receiver):
     assert all(statement.trace_id == round_.trace_id for statement in statements)
 
 
-def test_rule_rounds_are_spans(filesystem_transport, tmp_path, receiver):
-    worker = Worker(filesystem_transport, tmp_path / "worker.log", **traced(receiver))
+class PreforkWorker(Worker):
+    """A worker whose tasks run in a forked pool process, as in production."""
+
+    command = [*Worker.command[:Worker.command.index("--pool")], "--pool", "prefork", "--concurrency", "1",
+               *Worker.command[Worker.command.index("--pool") + 2:]]
+
+
+@pytest.mark.parametrize("kind", [Worker, PreforkWorker], ids=["solo", "prefork"])
+def test_rule_rounds_are_spans(kind, filesystem_transport, tmp_path, receiver):
+    """With a prefork pool the exporter starts in the pool process, after its fork (a thread
+    started before it would not be there)."""
+    worker = kind(filesystem_transport, tmp_path / "worker.log", **traced(receiver))
     worker.start()
     try:
         app.send_task("console.apply_rules")
@@ -58,3 +68,4 @@ def test_rule_rounds_are_spans(filesystem_transport, tmp_path, receiver):
     assert (round_.attributes["dlo.rules.acting"], round_.attributes["dlo.rules.letters"]) == (0, 0)
     (task,) = [span for span in receiver.spans if span.span_id == round_.parent_span_id]
     assert task.attributes.get("celery.task_name") == "console.apply_rules"
+    assert round_.resource["dlo.process"] == "worker"
