@@ -136,11 +136,16 @@ def span(name: str, **attributes: Any) -> Iterator[Any]:
             raise
 
 
-def job_attributes(job: Any, status: str) -> dict[str, Any]:
-    """A job's id, kind, status and counts: what its span says about it."""
-    return {"dlo.job.id": job.pk, "dlo.job.kind": job.kind, "dlo.job.status": str(status),
-            "dlo.job.total": job.total or 0, "dlo.job.done": job.done, "dlo.job.failed": job.failed,
-            "dlo.job.skipped": job.skipped}
+def job_ended(span: Any, job: Any, status: str) -> None:
+    """What a job's span says about it at its end: id, kind, status and counts (an error for a
+    job that failed, named by its status only: its error text may quote what a broker said)."""
+    span.set_attributes({"dlo.job.id": job.pk, "dlo.job.kind": job.kind, "dlo.job.status": str(status),
+                         "dlo.job.total": job.total or 0, "dlo.job.done": job.done, "dlo.job.failed": job.failed,
+                         "dlo.job.skipped": job.skipped})
+    if _tracer is not None and str(status) == "failed":
+        from opentelemetry.trace import Status, StatusCode
+
+        span.set_status(Status(StatusCode.ERROR, "job failed"))
 
 
 # -- replay batches --------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def run_job(job_id: int) -> str:
             status = _run(job)
             return status
         finally:
-            span.set_attributes(telemetry.job_attributes(job, status))
+            telemetry.job_ended(span, job, status)
 
 
 def _run(job: Job) -> str:
