@@ -109,9 +109,9 @@ def _apply(user: User, identity: ExternalIdentity, decision: Decision, *, issuer
 
 
 def _new_user(claims: Mapping[str, Any], subject: str) -> User:
-    """A user named by the username claim (else the client's id, else the subject), made unique;
-    no usable password: they sign in through the provider only."""
-    wanted = next((value for key in (settings.DLO_OIDC_USERNAME_CLAIM, "client_id", "azp")
+    """A user named by the username claim (else, for a script's token, its client id; else the
+    subject), made unique; no usable password: they sign in through the provider only."""
+    wanted = next((value for key in (settings.DLO_OIDC_USERNAME_CLAIM, "client_id")
                    if isinstance(value := claims.get(key), str) and value.strip()), subject)
     base = wanted.strip()[:140]
     users = get_user_model().objects
