@@ -1,8 +1,7 @@
-"""The console's automation under its own telemetry (issue 34, point 4): a real ``manage.py keep``
-and a real Celery worker, with the standard OTEL_EXPORTER_OTLP_ENDPOINT set, send a real
-OTLP/HTTP endpoint on loopback (tests.otlp_receiver) a span per keeper round and per round of
-the rules, each with its PostgreSQL statements under it (the rules' round under the Celery
-task's span)."""
+"""The rules at work under the console's own telemetry (issue 34, point 4): a real Celery worker,
+with the standard OTEL_EXPORTER_OTLP_ENDPOINT set, sends a real OTLP/HTTP endpoint on loopback
+(tests.otlp_receiver) a span per round of the rules, under the Celery task's span, with its
+PostgreSQL statements under it. (The keeper's rounds: tests/rabbitmq/test_keeper_rounds_are_traced.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import pytest
 
 from console.celery import app
 from tests.otlp_receiver import OtlpReceiver
-from tests.workers import Keeper, Worker
+from tests.workers import Worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,18 +31,6 @@ def with_statements(name: str):
         below = [span for span in spans if span.parent_span_id in rounds and span.attributes.get("db.system")]
         return (rounds[below[0].parent_span_id], below) if below else None
     return found
-
-
-def test_keeper_rounds_are_spans(filesystem_transport, tmp_path, receiver):
-    keeper = Keeper(filesystem_transport, tmp_path / "keeper.log", **traced(receiver))
-    keeper.start()
-    try:
-        round_, statements = receiver.wait_for(with_statements("keeper round"), "a keeper round with statements")
-    finally:
-        keeper.stop()
-        keeper.kill()
-    assert round_.resource["dlo.process"] == "keeper" and round_.attributes["dlo.keeper.places"] == 0
-    assert all(statement.trace_id == round_.trace_id for statement in statements)
 
 
 class PreforkWorker(Worker):

@@ -104,7 +104,8 @@ class Keeper:
             while not self.stopping.is_set():
                 started = time.monotonic()
                 try:
-                    with telemetry.span("keeper round") as span:
+                    # Traced while it keeps places; a keeper with none would send spans for nothing.
+                    with telemetry.span("keeper round", quiet=not self.held) as span:
                         self.round()
                         span.set_attribute("dlo.keeper.places", len(self.held))
                 except (psycopg.Error, Exception) as exc:  # noqa: BLE001 - the keeper outlives any one round

@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 def run_job(job_id: int) -> str:
     """Run the job under a span of its own (its id, kind, status and counts; its children: the
     statements, the replay batches) while the console's telemetry is on."""
-    with telemetry.span("job", **{"dlo.job.id": job_id}) as span:
+    with telemetry.span("job", {"dlo.job.id": job_id}) as span:
         job = claim(job_id)
         if job is None:
             span.set_attribute("dlo.job.status", "not runnable")

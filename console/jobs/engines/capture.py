@@ -116,8 +116,8 @@ def capture_pass(adapter: Adapter, place: DeadPlace, *, job: Job, reason: str, l
             while current:
                 checkpoint(job)
                 taken = take(session, worker, len(current))
-                with telemetry.span("capture batch", **{"dlo.job.id": job.pk,
-                                                        "messaging.batch.message_count": len(current.rows)}) as span:
+                with telemetry.span("capture batch", {"dlo.job.id": job.pk,
+                                                     "messaging.batch.message_count": len(current.rows)}) as span:
                     with transaction.atomic():
                         mark_acked(acked)
                         result = store_prepared(place, current, job=job, actor=job.actor_name, reason=reason)
