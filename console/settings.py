@@ -8,6 +8,7 @@ import dj_database_url
 
 from console.embedded import embedded_database_url, filesystem_broker_options
 from console.env import ConfigError, env_bool, env_float, env_int, env_list, env_str
+from console.tracing.links import trace_url_template
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -173,11 +174,16 @@ if DLO_OIDC_ONLY and not (DLO_OIDC_ISSUER and DLO_OIDC_CLIENT_ID):
 # The groups-claim mapping from the environment (JSON; or DLO_OIDC_ROLE_MAPPING_FILE, a path):
 # when set, it is the mapping and the console's mapping page only shows it (console.access.claims).
 DLO_OIDC_ROLE_MAPPING = env_str("DLO_OIDC_ROLE_MAPPING") or ""
+# Scripts' access tokens from the same provider (console.security.access_tokens): the API accepts
+# a JWT whose aud names this audience (a resource indicator, Entra ID's "api://...", Keycloak's
+# audience mapper); empty: the API accepts none.
+DLO_OIDC_API_AUDIENCE = env_str("DLO_OIDC_API_AUDIENCE") or ""
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "console.api.authentication.ProviderTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
@@ -305,6 +311,9 @@ DLO_QUARANTINE_AFTER = env_int("DLO_QUARANTINE_AFTER", 2)
 DLO_BREAKER_SAME = env_int("DLO_BREAKER_SAME", 3)
 DLO_BREAKER_ANY = env_int("DLO_BREAKER_ANY", 10)
 DLO_BREAKER_RESET_SECONDS = env_int("DLO_BREAKER_RESET_SECONDS", 600)
+# The tracing UI a letter's trace id links to (console.tracing.links): a URL template with
+# {trace_id} (and {span_id} if the UI takes one); refused here, at start, when it is not one.
+DLO_TRACE_URL = trace_url_template(env_str("DLO_TRACE_URL") or "")
 
 LOGGING = {
     "version": 1,
