@@ -90,7 +90,7 @@ def start(request: HttpRequest) -> HttpResponse:
         _metadata()
         return client().authorize_redirect(request, request.build_absolute_uri(reverse("oidc-callback")))
     except (OAuthError, OSError, ValueError) as exc:
-        return _refused(request, f"the identity provider cannot be reached: {_why(exc)}", status=502)
+        return _refused(request, f"the identity provider cannot be reached: {_why(exc)}", begun=False, status=502)
 
 
 @require_GET
@@ -99,6 +99,8 @@ def callback(request: HttpRequest) -> HttpResponse:
     if not provider_enabled():
         raise Http404("no identity provider is configured")
     issuer = settings.DLO_OIDC_ISSUER
+    # Whether this browser began a sign-in (Authlib keeps each one's state under this prefix).
+    begun = any(key.startswith("_state_provider_") for key in request.session.keys())
     try:
         _metadata()
         if not request.GET.get("state") or client().framework.get_state_data(request.session,
@@ -109,15 +111,15 @@ def callback(request: HttpRequest) -> HttpResponse:
         if not claims:
             raise OAuthError(error="no_id_token", description="the provider sent no ID token")
     except (OAuthError, JoseError, OSError, ValueError) as exc:
-        return _refused(request, f"the identity provider's answer was refused: {_why(exc)}")
+        return _refused(request, f"the identity provider's answer was refused: {_why(exc)}", begun=begun)
     subject = str(claims.get("sub", ""))
     try:
         access = access_from_claims(claims, issuer=issuer, via="sign-in")
     except ClaimsRefused as exc:
-        return _refused(request, str(exc), subject=subject, groups=groups_in(claims), status=403)
+        return _refused(request, str(exc), begun=True, subject=subject, groups=groups_in(claims), status=403)
     if access.user is None or not access.role:
         return _refused(request, "no group of yours at the identity provider gives a role in this console",
-                        subject=subject, groups=groups_in(claims), status=403)
+                        begun=True, subject=subject, groups=groups_in(claims), status=403)
     with transaction.atomic():
         login(request, access.user, backend="django.contrib.auth.backends.ModelBackend")
         audit.record(SUCCEEDED, actor=access.user, target=access.user.get_username(), outcome="signed in",
@@ -155,13 +157,18 @@ def sign_out(request: HttpRequest) -> HttpResponse:
                                                              "provider": settings.DLO_OIDC_NAME})
 
 
-def _refused(request: HttpRequest, why: str, *, subject: str = "", groups: list[str] | None = None,
+def _refused(request: HttpRequest, why: str, *, begun: bool, subject: str = "", groups: list[str] | None = None,
              status: int = 400) -> HttpResponse:
-    """Audit a refused sign-in through the provider and say why on the sign-in page."""
-    with transaction.atomic():
-        audit.record(REFUSED, actor=ANONYMOUS, outcome="refused",
-                     details={"provider": settings.DLO_OIDC_ISSUER, "subject": subject or None,
-                              "groups": groups or [], "why": why})
+    """Audit a refused sign-in through the provider and say why on the sign-in page. An answer
+    that belongs to no sign-in begun in this browser is only logged: anyone may send those, and
+    the audit, which is never erased, would be theirs to fill."""
+    if begun:
+        with transaction.atomic():
+            audit.record(REFUSED, actor=ANONYMOUS, outcome="refused",
+                         details={"provider": settings.DLO_OIDC_ISSUER, "subject": subject or None,
+                                  "groups": groups or [], "why": why})
+    else:
+        log.warning("refused an answer from the identity provider to no sign-in begun here: %s", why)
     return render(request, "registration/login.html", {"provider_error": why, "form": RateLimitedAuthenticationForm(),
                                                        **sign_in_context()}, status=status)
 

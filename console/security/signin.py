@@ -98,12 +98,14 @@ def _name_for_audit(name: str) -> tuple[str, dict]:
 
 
 @transaction.atomic
-def record_failure(typed: str, ip: str) -> None:
-    """Count a failed sign-in and audit it; audit the lock too if this failure starts one."""
+def record_failure(typed: str, ip: str, why: str = "") -> None:
+    """Count a failed sign-in and audit it (``why``, if given: why it was refused); audit the lock
+    too if this failure starts one."""
     name = normalised_name(typed)
     SignInFailure.objects.create(username=name[:150], ip=ip or None)
     target, details = _name_for_audit(name)
-    audit.record(FAILED, actor=ANONYMOUS, target=target, outcome="refused", details=details)
+    audit.record(FAILED, actor=ANONYMOUS, target=target, outcome="refused",
+                 details={**details, "why": why} if why else details)
     until = locked_until(name, ip)
     if until is not None:  # attempts while locked never get here: this one started the lock
         audit.record(LOCKED, actor=ANONYMOUS, target=target, outcome="locked",
@@ -172,11 +174,11 @@ class SignInView(LoginView):
 
     def post(self, request, *args, **kwargs):
         if passwords_off():
-            typed = (request.POST.get("username") or "")[:150]
-            target, details = _name_for_audit(normalised_name(typed))
-            with transaction.atomic():
-                audit.record(FAILED, actor=ANONYMOUS, target=target, outcome="refused",
-                             details={**details, "why": "passwords are off (DLO_OIDC_ONLY)"})
+            # Counted and audited as a failed sign-in, so that hammering it locks and then stops
+            # being audited one by one, as for wrong passwords.
+            typed, ip = (request.POST.get("username") or "")[:150], client_ip(request)
+            if locked_until(normalised_name(typed), ip) is None:
+                record_failure(typed, ip, why="passwords are off (DLO_OIDC_ONLY)")
             return self.render_to_response({**self.get_context_data(),
                                             "provider_error": "Passwords are off: sign in with the provider."},
                                            status=403)
