@@ -12,6 +12,7 @@ import pytest
 from console.access.roles import ADMIN, set_role
 from console.models import AuditEvent, ClaimMapping, RoleScope
 from console.services.claim_mappings import do_set_mapping
+from console.services.claims import access_from_claims
 
 pytestmark = pytest.mark.django_db
 
@@ -89,3 +90,21 @@ def test_a_mapping_from_the_environment_is_shown_and_not_changed(places_a_and_b,
          "limits": ["mem:nowhere.dlq (not found: allows nothing)"]}]
     assert post_api(admin, {"group": "x", "role": "admin"}).status_code == 409
     assert not ClaimMapping.objects.exists()
+
+
+def test_where_a_role_came_from_is_shown_within_the_readers_limits(places_a_and_b, people, adam, signed_in_as):
+    a, b = places_a_and_b.a, places_a_and_b.b
+    do_set_mapping(actor="tests", group="orders-team", role="operator", places=[a])
+    do_set_mapping(actor="tests", group="billing-team", role="operator", places=[b])
+    for sub, group in (("pia", "orders-team"), ("bo", "billing-team")):
+        access_from_claims({"sub": sub, "preferred_username": sub, "groups": [group]},
+                           issuer="https://idp.example.test", via="sign-in")
+    admin = {row["user"]: row for row in signed_in_as(people["admin"]).get("/api/roles/").json()}
+    assert "groups orders-team" in admin["pia"]["role_from"] and "groups billing-team" in admin["bo"]["role_from"]
+    assert "role_from" not in admin["vera"]  # set in the console
+    limited = signed_in_as(adam)
+    rows = {row["user"]: row for row in limited.get("/api/roles/").json()}
+    assert "groups orders-team" in rows["pia"]["role_from"]
+    assert rows["bo"]["role_from"] == "the identity provider"  # bo's groups would name B
+    page = limited.get("/roles/").content.decode()
+    assert "groups orders-team" in page and "billing" not in page
