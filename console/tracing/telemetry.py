@@ -93,7 +93,7 @@ def start(role: str) -> bool:
     trace.set_tracer_provider(provider)
     DjangoInstrumentor().instrument()
     CeleryInstrumentor().instrument()
-    PsycopgInstrumentor().instrument(skip_dep_check=True)
+    PsycopgInstrumentor().instrument()
     AioPikaInstrumentor().instrument()
     _tracer = trace.get_tracer("console")
     log.info("telemetry on: traces of the %s exported over OTLP/HTTP", role)
