@@ -84,8 +84,9 @@ def start(role: str) -> bool:
     from opentelemetry.sdk.trace import SpanLimits, TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or "dead-letter-office",
-                                "dlo.process": role})
+    resource = Resource.create({"dlo.process": role})  # with OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({"service.name": "dead-letter-office"}))
     limits = SpanLimits() if os.environ.get("OTEL_SPAN_LINK_COUNT_LIMIT") else SpanLimits(max_links=BATCH_LINKS)
     provider = TracerProvider(resource=resource, span_limits=limits)
     # _Scrubbed has the SpanExporter's methods without its base class, which would import the SDK.
