@@ -1,8 +1,8 @@
 """Issue 33, in Chromium against the tests' real OpenID provider (tests.identity_provider): a
 person signs in on the provider's page and lands with the role and limits their groups give,
 seeing only their places; signing out ends both sessions; after their groups change at the
-provider, the next sign-in gives the new role. With DLO_OIDC_ONLY the password form is gone
-and a POST of it is refused."""
+provider, the next sign-in gives the new role. An admin maps a group on the page and the next
+sign-in follows it. With DLO_OIDC_ONLY the password form is gone and a POST of it is refused."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from console.access.roles import ADMIN, set_role
 from console.models import AuditEvent
 from console.services.claim_mappings import do_set_mapping
 from tests.oidc_sign_in import configure
@@ -93,3 +94,35 @@ def test_passwords_off_the_form_is_gone_and_a_post_is_refused(page, provider, se
     expect(page).to_have_url(re.compile("/sign-in/"))  # not signed in
     assert AuditEvent.objects.filter(action="sign-in.failed", details__why="passwords are off (DLO_OIDC_ONLY)").exists()
     provider_sign_in(page)  # the provider still signs people in
+
+
+def test_an_admin_maps_a_group_in_the_browser_and_the_next_sign_in_follows_it(page, provider, live_server,
+                                                                              django_user_model):
+    ada = django_user_model.objects.create_user("ada", password="ada-pass-123")
+    set_role(ada, ADMIN)
+    provider.set_user("pia", "pia-pass-1", ["billing-team"])
+    page.goto("/sign-in/")
+    page.get_by_label("Username").fill("ada")
+    page.get_by_label("Password").fill("ada-pass-123")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("link", name="Roles").click()
+    page.get_by_role("link", name="Groups and roles").click()
+    form = page.get_by_role("form", name="Map a group")
+    form.get_by_label("Group").fill("billing-team")
+    form.get_by_label("Role").select_option("viewer")
+    form.get_by_label("Places").select_option(label="mem:billing.dlq")
+    form.get_by_label("Reason").fill("billing reads its letters")
+    form.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("The group billing-team now gives viewer.")).to_be_visible()
+    row = page.get_by_role("row").filter(has_text="billing-team")
+    expect(row).to_contain_text("viewer")
+    expect(row).to_contain_text("mem:billing.dlq")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page).to_have_url(re.compile("/sign-in/"))  # a password sign-in: no provider to leave
+
+    provider_sign_in(page)
+    expect(page.get_by_role("link", name="billing.dlq")).to_be_visible()
+    expect(page.get_by_role("link", name="orders.dlq")).to_have_count(0)
+    expect(page.get_by_role("button", name="Capture")).to_have_count(0)  # a viewer
+    assert AuditEvent.objects.filter(action="claim_mapping.set", actor_name="ada",
+                                     reason="billing reads its letters").exists()
