@@ -119,3 +119,26 @@ def smtp(settings):
     settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", receiver.port
     yield receiver
     receiver.close()
+
+
+@pytest.fixture
+def receiver():
+    """A real OTLP/HTTP endpoint on loopback (tests.otlp_receiver) for the telemetry tests."""
+    from tests.otlp_receiver import OtlpReceiver
+
+    endpoint = OtlpReceiver()
+    yield endpoint
+    endpoint.close()
+
+
+@pytest.fixture
+def traced_worker(filesystem_transport, tmp_path, receiver):
+    """A real Celery worker whose telemetry is on (the standard OTEL_* variables only),
+    exporting to ``receiver`` at once; the JobWatch that follows its jobs."""
+    from tests.workers import JobWatch, Worker
+
+    worker = Worker(filesystem_transport, tmp_path / "worker.log", OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+                    OTEL_SERVICE_NAME="dlo-under-test", OTEL_BSP_SCHEDULE_DELAY="100", DLO_REPLAY_TRACE="link")
+    worker.start()
+    yield JobWatch(worker, wait_seconds=60)
+    worker.kill()

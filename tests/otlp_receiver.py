@@ -1,7 +1,8 @@
 """A real OTLP/HTTP endpoint on loopback for the telemetry tests: it accepts ``POST /v1/traces``
 as a collector does, decodes each body with the official protobuf messages
 (opentelemetry-proto's ExportTraceServiceRequest) and keeps both, so a test can look at the
-spans and search every byte that left the console."""
+spans and search every byte that left the console (fixtures ``receiver`` and ``traced_worker``
+in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -118,3 +119,4 @@ class OtlpReceiver:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+

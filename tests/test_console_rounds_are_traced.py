@@ -14,13 +14,6 @@ from tests.workers import Worker
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def receiver():
-    endpoint = OtlpReceiver()
-    yield endpoint
-    endpoint.close()
-
-
 def traced(receiver: OtlpReceiver) -> dict[str, str]:
     return {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"}
 

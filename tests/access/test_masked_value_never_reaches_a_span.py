@@ -25,7 +25,6 @@ from console.services.brokers import do_discover
 from console.services.custody import store_captured
 from console.services.redaction import do_set_redaction_rule
 from tests.access.masked_value import CARD, CARD_RULE, leaks
-from tests.otlp_receiver import OtlpReceiver
 from tests.workers import PROJECT, test_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,13 +34,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-@pytest.fixture
-def receiver():
-    endpoint = OtlpReceiver()
-    yield endpoint
-    endpoint.close()
 
 
 @pytest.fixture

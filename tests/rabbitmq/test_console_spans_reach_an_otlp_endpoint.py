@@ -19,8 +19,6 @@ from console.services.brokers import do_discover
 from console.services.redaction import do_set_redaction_rule
 from console.tracing.replay import FAILED_CONTEXT_HEADER
 from tests.access.masked_value import CARD, CARD_RULE, leaks
-from tests.otlp_receiver import OtlpReceiver
-from tests.workers import JobWatch, Worker
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
@@ -29,23 +27,6 @@ FAILED_SPAN = "00f067aa0ba902b7"
 #: A trace whose id the site's redaction rule masks (it holds the card number's digits).
 MASKED_TRACE = CARD + "abcdefabcdefabcd"
 BODY_MARK = b"body-words-no-span-may-hold"
-
-
-@pytest.fixture
-def receiver():
-    endpoint = OtlpReceiver()
-    yield endpoint
-    endpoint.close()
-
-
-@pytest.fixture
-def traced_worker(filesystem_transport, tmp_path, receiver):
-    """A real worker whose telemetry is on (the standard variables only), exporting at once."""
-    worker = Worker(filesystem_transport, tmp_path / "worker.log", OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
-                    OTEL_SERVICE_NAME="dlo-under-test", OTEL_BSP_SCHEDULE_DELAY="100", DLO_REPLAY_TRACE="link")
-    worker.start()
-    yield JobWatch(worker, wait_seconds=60)
-    worker.kill()
 
 
 def test_a_replay_jobs_span_and_its_children_reach_the_endpoint_without_content(
