@@ -6,8 +6,8 @@ takes it again, and its span says where the retry belongs, by DLO_REPLAY_TRACE:
 
 - ``link``: a new trace, whose span links to the failed one; the link is made by the
   instrumentation's ``consume_hook`` from ``x-dlo-failed-traceparent``, as the README shows a
-  consumer how (the replay's own span, which links back too, is in
-  test_console_spans_reach_an_otlp_endpoint.py);
+  consumer how. With the console's telemetry on (a real worker exporting to an OTLP/HTTP
+  endpoint on loopback), the retry's parent is the replay batch's span, which links back too;
 - ``keep``: the failed trace itself, under the producer's span, as before the failure;
 - ``none``: a trace of its own with no parent and no link.
 """
@@ -136,3 +136,35 @@ def test_the_consumers_retry_after_a_replay(mode, kit, rabbit_broker, operator, 
         assert retry.parent is None and retry.context.trace_id != original.trace_id
         assert links == [] and "traceparent" not in properties.headers
         assert FAILED_CONTEXT_HEADER not in properties.headers
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_retrys_parent_is_the_consoles_replay_span_which_links_to_the_failure(
+        kit, rabbit_broker, operator, app, traced_worker, receiver):
+    """With the console's telemetry on, the whole way back: the retry's parent is the span of
+    the replay's batch (received by an OTLP/HTTP endpoint from a real worker), which links to
+    the trace the consumer failed in."""
+    dlq = kit.queue(kit.name("orders") + ".dlq")
+    work = kit.queue(kit.name("orders"), {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
+    app.publish(work, b'{"order": 8}')
+    app.take_one(work, reject=True)
+    kit.wait_depth(dlq, 1)
+    producer, _ = app.spans.get_finished_spans()
+    (place,) = [p for p in do_discover(rabbit_broker, actor=operator) if p.name == dlq]
+    assert run_job(request_job("capture", place=place, actor=operator, reason="triage").pk) == "succeeded"
+    letter = DeadLetter.objects.get(place=place)
+
+    job = request_job("replay", actor=operator, reason="fixed", ids=[letter.id])
+    traced_worker.finish(job)
+    assert job.status == "succeeded", traced_worker.explain(job, "the replay did not succeed")
+    app.take_one(work, reject=False)
+    retry = app.spans.get_finished_spans()[-1]
+
+    batch = receiver.wait_for(lambda spans: next(
+        (s for s in spans if s.name == "replay publish" and s.attributes.get("dlo.job.id") == job.pk), None),
+        "the replay batch's span")
+    assert (f"{retry.context.trace_id:032x}", f"{retry.parent.span_id:016x}") == (batch.trace_id, batch.span_id)
+    assert batch.links == [(f"{producer.context.trace_id:032x}", f"{producer.context.span_id:016x}",
+                            {"dlo.letter.id": letter.id})]
+    assert [(link.context.trace_id, link.context.span_id) for link in retry.links] == [
+        (producer.context.trace_id, producer.context.span_id)]
