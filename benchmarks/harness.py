@@ -107,8 +107,8 @@ def vacuum_analyze() -> None:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        for table in ("console_deadletter", "console_lettersearch", "console_letterdocument", "console_pendingack",
-                      "console_groupcount"):
+        for table in ("console_deadletter", "console_lettersearch", "console_letterdocument", "console_letterflight",
+                      "console_pendingack", "console_groupcount"):
             cursor.execute(f"VACUUM ANALYZE {table}")
 
 

@@ -23,6 +23,7 @@ from console.api.audit import AuditEventSerializer
 from console.api.filter_schema import parameters_of
 from console.api.keyset import KeysetPagination, cursor_of
 from console.models import AuditEvent, DeadLetter
+from console.services.flights import flying, shown_state
 from console.services.letter_filters import LetterFilterSet
 from console.services.parsing import ApiIntegerField
 from console.services.rules import handling_of
@@ -56,6 +57,8 @@ class LineageSerializer(MaskedSerializer):
 
 
 class LetterSummarySerializer(RedactedLetterMixin, serializers.ModelSerializer):
+    state = serializers.SerializerMethodField(
+        help_text="held, replaying (a replay or move has it in flight), replayed, failed or purged")
     content_type = serializers.SerializerMethodField()
     preview = serializers.SerializerMethodField()
 
@@ -66,6 +69,9 @@ class LetterSummarySerializer(RedactedLetterMixin, serializers.ModelSerializer):
             *ENVELOPE_FIELDS, "replay_id", "parent", "body_size", "body_erased", "content_type", "preview",
         ]
         read_only_fields = fields
+
+    def get_state(self, letter: DeadLetter) -> str:
+        return shown_state(letter)
 
     def get_content_type(self, letter: DeadLetter) -> str:
         value = letter.properties.get("content_type") if isinstance(letter.properties, dict) else None
@@ -164,7 +170,8 @@ class LetterList(generics.ListAPIView):
         letters = self.matches.letters
         if redactor_for_request(self.request) is not None:  # a masked preview, from one query for the page
             letters = letters.annotate(preview_head=Substr("body", 1, PREVIEW_SOURCE_BYTES, output_field=BinaryField()))
-        return letters.defer("body", "headers", "exception_stack", "envelope_details").annotate(body_head=head)
+        return letters.defer("body", "headers", "exception_stack", "envelope_details").annotate(
+            body_head=head, in_flight=flying())
 
     def paginate_queryset(self, queryset):
         rows = super().paginate_queryset(queryset)

@@ -9,7 +9,15 @@ from console.models.claims import ClaimMapping, ClaimMappingLimit, ExternalIdent
 from console.models.group_work import GroupNote, GroupTriage
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
-from console.models.letter import DeadLetter, GroupCount, LetterDocument, LetterSearch, LetterState, PendingAck
+from console.models.letter import (
+    DeadLetter,
+    GroupCount,
+    LetterDocument,
+    LetterFlight,
+    LetterSearch,
+    LetterState,
+    PendingAck,
+)
 from console.models.notify import Channel, Delivery, Subscription
 from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
@@ -22,7 +30,8 @@ __all__ = [
     "ClaimMappingLimit", "ExternalIdentity", "Delivery", "DeadLetter",
     "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
-    "LakeWatermark", "LetterDocument", "LetterHandling", "LetterSearch", "LetterState", "Origin", "OutcomeStat",
+    "LakeWatermark", "LetterDocument", "LetterFlight", "LetterHandling", "LetterSearch", "LetterState", "Origin",
+    "OutcomeStat",
     "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleInbox", "RuleVersion",
     "Subscription",
 ]

@@ -6,7 +6,10 @@ from django.db import models
 
 class LetterState(models.TextChoices):
     """SAP PI's words in brackets: held [NDLV] -> replaying [TBDL/DLNG] -> replayed [DLVD];
-    held -> failed [FAIL]; held -> purged (body erased, tombstone kept)."""
+    held -> failed [FAIL]; held -> purged (body erased, tombstone kept).
+
+    ``replaying`` is never stored in the letter's row: a letter being replayed is ``held`` with a
+    LetterFlight, read as ``replaying`` where states are shown and filtered."""
 
     HELD = "held"
     REPLAYING = "replaying"
@@ -135,6 +138,30 @@ class PendingAck(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["place", "custody_key"], name="pending_ack_match")]
+
+
+class LetterFlight(models.Model):
+    """A letter a replay or a move has taken and may have handed to the broker, until the
+    outcome is recorded: the claim that keeps every other job, edit and action off it, and what
+    a crash leaves for the job to publish again (with the same replay id).
+
+    It replaces the letter's ``replaying`` state. A letter row is wide and has ten indexes, and
+    a change of its state is never a heap-only update (the state is indexed): the mark and the
+    record each wrote a new version of the row and an entry in every index. Now the mark writes
+    this narrow row (and locks the letter's), and the record writes the letter once, as
+    ``replayed``; a letter the broker did not confirm stays ``held`` and is only released.
+    Read as ``replaying`` wherever a letter's state is shown or filtered
+    (console.services.flights).
+
+    Rows are few: at most two batches per running job, plus what a crashed job left until it
+    resumes or ends (a trigger releases a finished job's rows, migration 0040)."""
+
+    # No constraints in the database: written from rows locked in the same transaction.
+    letter = models.OneToOneField(DeadLetter, primary_key=True, on_delete=models.CASCADE, related_name="flight",
+                                  db_constraint=False)
+    job = models.ForeignKey("console.Job", on_delete=models.CASCADE, related_name="+", db_constraint=False,
+                            db_index=False)  # found by a scan of these few rows
+    replay_id = models.CharField(max_length=64, help_text="Header value of this replay, kept until it is confirmed")
 
 
 class LetterSearch(models.Model):

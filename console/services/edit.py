@@ -33,6 +33,7 @@ from console.brokers import compression
 from console.brokers.values import display, escape_nul, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
+from console.services.flights import shown_state
 from console.services.jobs import JobError
 from console.services.search_rows import write_decoded_texts
 
@@ -74,8 +75,9 @@ def make_edited_copy(letter: DeadLetter, *, body: bytes, headers: dict[str, Any]
     origin unknown).
     """
     original = DeadLetter.objects.select_for_update().select_related("place__broker").get(pk=letter.pk)
-    if original.state not in EDITABLE_STATES:
-        raise JobError(f"letter {original.pk} is {original.state}: only held or failed letters can be edited")
+    state = shown_state(original)  # after the lock: a replay that took it has its flight written
+    if state not in EDITABLE_STATES:
+        raise JobError(f"letter {original.pk} is {state}: only held or failed letters can be edited")
     if not original.origin_queue:
         raise JobError(f"letter {original.pk} has no known origin to replay its copy to")
     if not isinstance(headers, dict):

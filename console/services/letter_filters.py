@@ -29,6 +29,7 @@ from django_filters import FilterSet
 from console.brokers import compression
 from console.models import DeadLetter, LetterState
 from console.models.letter import LetterSearch
+from console.services.flights import states_condition
 from console.services.parsing import (
     FlagFilter,
     MomentFilter,
@@ -114,7 +115,11 @@ class LetterFilterSet(FilterSet):
         fields: list[str] = []
 
     def filter_state(self, qs: QuerySet[Any], name: str, value: list[str]) -> QuerySet[Any]:
-        return qs if ANY_STATE in value else qs.filter(state__in=value)
+        if ANY_STATE in value:
+            return qs
+        if qs.model is DeadLetter:  # a letter in flight is replaying (console.services.flights)
+            return qs.filter(states_condition(value))
+        return qs.filter(state__in=value)
 
     def filter_origin(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         return qs.filter(Q(origin_queue=value) | Q(origin_address=value))

@@ -12,7 +12,7 @@ from console.jobs.control import claim
 from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
 from console.jobs.door.steering import do_resume_job
-from console.models import AuditEvent, DeadLetter, Job
+from console.models import AuditEvent, DeadLetter, Job, LetterFlight
 from console.services.brokers import do_discover
 from console.services.jobs import JobError
 
@@ -53,20 +53,19 @@ def test_a_job_whose_worker_died_can_be_resumed_by_hand(held_letters, operator):
     do_resume_job(job, actor=operator, reason="its worker died")
     assert run_job(job.pk) == "succeeded"
     assert set(DeadLetter.objects.values_list("state", flat=True)) == {"replayed"}
+    assert not LetterFlight.objects.exists()
 
 
 def test_a_job_killed_mid_replay_resumes_and_republishes_with_the_same_replay_id(held_letters, operator, settings):
     fake, letters = held_letters
     settings.DLO_BATCH_SIZE = 2
     job = request_job("replay", actor=operator, reason="r", ids=[letter.id for letter in letters])
-    # The worker published the first batch (confirmed) and died before recording it.
+    # The worker took the first batch into flight, published it (confirmed) and died before
+    # recording it.
     claim(job.pk)
     for letter in letters[:2]:
-        letter.replay_id = f"rid-{letter.id}"
-        letter.state = "replaying"
-        letter.last_job = job
-        letter.save()
-        fake.queue("orders").append(Message(letter.body_bytes, {"x-dlo-replay-id": letter.replay_id}))
+        LetterFlight.objects.create(letter=letter, job=job, replay_id=f"rid-{letter.id}")
+        fake.queue("orders").append(Message(letter.body_bytes, {"x-dlo-replay-id": f"rid-{letter.id}"}))
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
 
     assert run_job(job.pk) == "succeeded"
@@ -74,3 +73,4 @@ def test_a_job_killed_mid_replay_resumes_and_republishes_with_the_same_replay_id
     assert len(delivered) == 7  # two duplicates, at most one batch, carrying the same ids
     assert delivered.count(f"rid-{letters[0].id}") == 2
     assert set(DeadLetter.objects.values_list("state", flat=True)) == {"replayed"}
+    assert not LetterFlight.objects.exists()

@@ -115,10 +115,11 @@ class Killer(JobWatch):
         self.kills: list[str] = []
         self.landed = 0
 
-    def kill_during(self, job: Job, wanted: int) -> int:
-        """Kill the worker up to ``wanted`` times while it runs ``job``; return how many kills
-        landed mid-job (a kill after the job ended does not count, and ends the round).
-        A worker is left running either way."""
+    def kill_during(self, job: Job, wanted: int, max_delay: float = MAX_DELAY) -> int:
+        """Kill the worker up to ``wanted`` times while it runs ``job``, each time at most
+        ``max_delay`` seconds after a worker claimed it; return how many kills landed mid-job
+        (a kill after the job ended does not count, and ends the round). A worker is left
+        running either way."""
         if not self.worker.alive():
             self.worker.start()
         since = job.created_at
@@ -128,7 +129,7 @@ class Killer(JobWatch):
             self.wait(job, lambda: job.is_finished or (job.status == Job.Status.RUNNING and job.heartbeat_at
                                                        and job.heartbeat_at >= since),  # noqa: B023 - waited for here
                       "a worker to claim the job")
-            delay = self.random.uniform(0, MAX_DELAY)
+            delay = self.random.uniform(0, max_delay)
             time.sleep(delay)
             self.worker.kill()
             self.worker.start()  # it boots while the heartbeat goes stale

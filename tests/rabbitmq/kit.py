@@ -212,6 +212,27 @@ class RabbitKit:
 
         return self.run(drain(), timeout=120)
 
+    def take_all(self, queue: str, header: str, *, quiet_seconds: float = 2.0) -> list[tuple[str, Any]]:
+        """Consume every message of a big queue (auto-ack, a large prefetch: ``drain`` asks for
+        one message at a time): (message id, value of ``header``) of each, until none came for
+        ``quiet_seconds`` and the queue is empty."""
+        async def take() -> list[tuple[str, Any]]:
+            taken: list[tuple[str, Any]] = []
+            async with self.connection.channel() as channel:
+                await channel.set_qos(prefetch_count=5000)
+                q = await channel.get_queue(queue)
+                async with q.iterator(no_ack=True) as messages:
+                    while True:
+                        try:
+                            message = await asyncio.wait_for(messages.__anext__(), quiet_seconds)
+                        except TimeoutError:
+                            if (await channel.declare_queue(queue, passive=True)).declaration_result.message_count:
+                                continue
+                            return taken
+                        taken.append((message.message_id, (message.headers or {}).get(header)))
+
+        return self.run(take(), timeout=600)
+
     # -- the management API ---------------------------------------------------------------------
 
     def kill_connection(self, connection_name: str) -> None:

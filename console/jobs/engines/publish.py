@@ -1,20 +1,25 @@
 """Replay and move: publish letters with the broker's confirms, then record the outcome.
 
 Each batch goes through three steps:
-1. the letters become ``replaying`` with a replay id (kept if they had one), committed;
+1. the letters are taken: each gets a flight (console.models.LetterFlight: this job and a
+   replay id, the letter's own if it had one), committed, while its row stays ``held`` and
+   untouched but for a row lock;
 2. they are published with confirms (console.jobs.engines.senders, on worker threads);
-3. confirmed letters become ``replayed``, the others go back to ``held``; the audit row is
-   written in that same transaction.
+3. confirmed letters become ``replayed`` (the one write of a letter's row a replay makes) and
+   their flights go; the others are released (their flights go, they stay ``held``); the audit
+   row is written in that same transaction.
 
 Batches overlap so that PostgreSQL and the broker work at the same time: while the broker
 confirms one batch, the next one is already handed to the publisher (a publisher process
 publishes it right behind), this thread records the batch before, and a second thread (with
 a PostgreSQL connection of its own) marks the one after. So at most two batches are published
-but not yet recorded; a crash leaves them ``replaying`` under this job (with the batch marked
+but not yet recorded; a crash leaves them in flight under this job (with the batch taken
 but not sent), and resuming publishes them again with the same replay ids (at most
 2 x DLO_BATCH_SIZE duplicates, each carrying the replay id of its letter, so a consumer can
 drop it). A job that stops for any other reason (pause, cancel, an error) first records what
-the broker confirmed and hands every letter it did not confirm back to ``held``.
+the broker confirmed and releases every letter it did not confirm; a job that ends without
+doing so (its worker died, then it was cancelled) has its flights released by the database
+(migration 0040).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from console.brokers.publication import Publication
 from console.jobs.control import Throttle, advance, checkpoint
 from console.jobs.engines.returns import Pacing, ReturnWatch
 from console.jobs.engines.senders import Outcome, Senders, Sending
-from console.models import DeadLetter, DeadPlace, Job, LetterState
+from console.models import DeadLetter, DeadPlace, Job, LetterFlight, LetterState, RuleInbox
 from console.services import audit
 from console.services.custody import replay_id
 from console.services.selection import resolve
@@ -43,8 +48,8 @@ from console.wording import counted
 
 MAX_BATCH_BYTES = 64 * 1024 * 1024
 
-#: A letter as a take reads it first: id, body size, state, last job.
-_Row = tuple[int, int, str, int | None]
+#: A letter as a take reads it first: id, body size.
+_Row = tuple[int, int]
 T = TypeVar("T")
 
 
@@ -90,7 +95,7 @@ def run_publish(job: Job, pace: Pacing, to: Publishing) -> str:
     throttle = Throttle(pace.rate_limit)
     watch = ReturnWatch(job, pace)
     places = PlaceCache()
-    marked: Flight | None = None  # marked replaying, not sent yet
+    marked: Flight | None = None  # taken into flight, not sent yet
     flying: Flight | None = None  # sent, not recorded yet
 
     def room(*in_air: Flight | None) -> int:
@@ -131,7 +136,7 @@ def run_publish(job: Job, pace: Pacing, to: Publishing) -> str:
 
 
 class Taker:
-    """Takes the job's batches in id order, one ahead: each is marked ``replaying`` on a thread
+    """Takes the job's batches in id order, one ahead: each is taken into flight on a thread
     with a PostgreSQL connection of its own while the job's thread records the batch before.
 
     Inside a transaction of the caller's, batches are taken on the caller's thread instead:
@@ -196,16 +201,12 @@ def landing_places(flight: Flight) -> set[int]:
 
 
 def _take(job: Job, source: QuerySet[DeadLetter], cursor: int, room: int) -> Flight | None:
-    """The next batch after ``cursor``, its eligible letters marked ``replaying``; None at the end."""
-    taken = list(source.filter(id__gt=cursor).values_list("id", "body_size", "state", "last_job_id")[:room])
+    """The next batch after ``cursor``, its held letters taken into flight; None at the end."""
+    taken = list(source.filter(id__gt=cursor).values_list("id", "body_size")[:room])
     if not taken:
         return None
     rows = _within_bytes(taken)
-    eligible = [
-        letter_id for letter_id, _, state, last_job in rows
-        if state == LetterState.HELD or (state == LetterState.REPLAYING and last_job == job.pk)
-    ]
-    letters = _mark_replaying(job, eligible) if eligible else []
+    letters = _take_into_flight(job, [letter_id for letter_id, _ in rows])
     return Flight(letters=letters, skipped=len(rows) - len(letters), cursor=rows[-1][0])
 
 
@@ -219,25 +220,66 @@ def _within_bytes(rows: Sequence[_Row]) -> Sequence[_Row]:
     return rows
 
 
-_MARK_SQL = f"""
-    UPDATE {DeadLetter._meta.db_table} AS letter
-       SET state = %(replaying)s, last_job_id = %(job)s, state_changed_at = %(now)s,
-           replay_id = CASE WHEN letter.replay_id = '' THEN fresh.replay_id ELSE letter.replay_id END
-      FROM unnest(%(ids)s::bigint[], %(replay_ids)s::text[]) AS fresh(id, replay_id)
-     WHERE letter.id = fresh.id
-       AND (letter.state = %(held)s OR (letter.state = %(replaying)s AND letter.last_job_id = %(job)s))
- RETURNING letter.id, letter.place_id, letter.broker_id, letter.origin_queue, letter.replay_id, letter.headers,
+# The letters still held among ``ids``, locked (a purge, a mark-failed or an edit waits for
+# the commit, then sees the flight and leaves the letter alone), and their flights: a new one,
+# or this job's own that a crash left (resumed with its replay id). A flight of another job
+# keeps its letter out. The letter row is read, not written.
+_TAKE_SQL = f"""
+    WITH letter AS (
+        SELECT id, place_id, broker_id, origin_queue, replay_id, headers, properties, body
+          FROM {DeadLetter._meta.db_table}
+         WHERE id = ANY(%(ids)s::bigint[]) AND state = %(held)s
+           FOR UPDATE
+    ), flight AS (
+        INSERT INTO {LetterFlight._meta.db_table} AS flight (letter_id, job_id, replay_id)
+        SELECT letter.id, %(job)s, CASE WHEN letter.replay_id = '' THEN fresh.replay_id ELSE letter.replay_id END
+          FROM letter JOIN unnest(%(ids)s::bigint[], %(replay_ids)s::text[]) AS fresh(id, replay_id)
+            ON fresh.id = letter.id
+        ON CONFLICT (letter_id) DO UPDATE SET job_id = flight.job_id WHERE flight.job_id = %(job)s
+        RETURNING flight.letter_id, flight.replay_id
+    )
+    SELECT letter.id, letter.place_id, letter.broker_id, letter.origin_queue, flight.replay_id, letter.headers,
            letter.properties, letter.body
+      FROM letter JOIN flight ON flight.letter_id = letter.id
+     ORDER BY letter.id
 """
 
 
-# replayed_to: where each letter went, as Publishing.destination says (the chosen queue of a
-# move, or the letter's origin queue for a replay).
+# The confirmed letters of this job's flights become ``replayed`` (replayed_to: where each
+# went, as Publishing.destination says: the chosen queue of a move, or the letter's origin
+# queue for a replay); their flights go.
 _RECORD_SQL = f"""
-    UPDATE {DeadLetter._meta.db_table}
-       SET state = %(replayed)s, replayed_at = %(now)s, state_changed_at = %(now)s,
-           replayed_to = COALESCE(NULLIF(%(target)s, ''), origin_queue)
-     WHERE id = ANY(%(ids)s::bigint[])
+    WITH landed AS (
+        DELETE FROM {LetterFlight._meta.db_table}
+         WHERE letter_id = ANY(%(ids)s::bigint[]) AND job_id = %(job)s
+        RETURNING letter_id, replay_id
+    )
+    UPDATE {DeadLetter._meta.db_table} AS letter
+       SET state = %(replayed)s, replayed_at = %(now)s, state_changed_at = %(now)s, last_job_id = %(job)s,
+           replay_id = landed.replay_id, replayed_to = COALESCE(NULLIF(%(target)s, ''), letter.origin_queue)
+      FROM landed
+     WHERE letter.id = landed.letter_id
+"""
+
+
+# This job's flights of ``ids`` go: their letters, still held, keep the replay id (a later
+# replay carries the same one, so a consumer can tell a copy it may have had) and are for the
+# rules to decide again (console.services.rule_inbox). Migration 0040's trigger does the same
+# for whatever flights a job still has when it ends.
+_RELEASE_SQL = f"""
+    WITH released AS (
+        DELETE FROM {LetterFlight._meta.db_table}
+         WHERE letter_id = ANY(%(ids)s::bigint[]) AND job_id = %(job)s
+        RETURNING letter_id, replay_id
+    ), kept AS (
+        UPDATE {DeadLetter._meta.db_table} AS letter SET replay_id = released.replay_id
+          FROM released
+         WHERE letter.id = released.letter_id AND letter.replay_id = ''
+    )
+    INSERT INTO {RuleInbox._meta.db_table} (letter_id, due_at)
+    SELECT letter_id, now() FROM released
+    ON CONFLICT (letter_id) DO UPDATE SET due_at = LEAST({RuleInbox._meta.db_table}.due_at, EXCLUDED.due_at),
+                                          seq = EXCLUDED.seq
 """
 
 
@@ -247,17 +289,16 @@ def array_text(values: list[Any]) -> str:
     return "{" + ",".join(map(str, values)) + "}"
 
 
-def _mark_replaying(job: Job, ids: list[int]) -> list[Flying]:
-    """Mark the batch ``replaying`` under this job and read what publishing needs, in one
-    statement; a letter keeps its replay id across retries and jobs until it is confirmed
-    (console.services.custody.replay_id)."""
+def _take_into_flight(job: Job, ids: list[int]) -> list[Flying]:
+    """Take the batch's held letters into flight under this job and read what publishing
+    needs, in one statement; a letter keeps its replay id across retries and jobs until it is
+    confirmed (console.services.custody.replay_id)."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_MARK_SQL, {"replaying": LetterState.REPLAYING, "held": LetterState.HELD,
-                                   "job": job.pk, "now": timezone.now(), "ids": array_text(ids),
+        cursor.execute(_TAKE_SQL, {"held": LetterState.HELD, "job": job.pk, "ids": array_text(ids),
                                    "replay_ids": array_text([replay_id(job.pk, letter_id) for letter_id in ids])})
         rows = cursor.fetchall()
-    return sorted((Flying(row[0], row[1], row[2], row[3], row[4], _text(row[5]), _text(row[6]),
-                          bytes(row[7] or b"")) for row in rows), key=lambda letter: letter.id)
+    return [Flying(row[0], row[1], row[2], row[3], row[4], _text(row[5]), _text(row[6]), bytes(row[7] or b""))
+            for row in rows]
 
 
 def _text(value: Any) -> str:
@@ -290,14 +331,14 @@ def _record_outcome(job: Job, to: Publishing, flight: Flight, results: Outcome |
         if confirmed:
             with connection.cursor() as cursor:
                 cursor.execute(_RECORD_SQL, {"replayed": LetterState.REPLAYED, "now": now, "target": to.target,
-                                             "ids": array_text([letter.id for letter in confirmed])})
+                                             "job": job.pk, "ids": array_text([letter.id for letter in confirmed])})
             for place_id, letters in _by_place(confirmed).items():
                 destinations = sorted({to.destination(letter) for letter in letters})
                 audit.record(to.audited_as, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                              place=places.get(place_id), target=", ".join(destinations)[:500],
                              letter_ids=[letter.id for letter in letters], outcome="confirmed")
         if refused:
-            _back_to_held(job, list(refused))
+            _release(job, list(refused))
             for place_id, letters in _by_place([by_id[i] for i in refused if i in by_id]).items():
                 errors = sorted({refused[letter.id] for letter in letters})
                 audit.record(to.audited_as, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
@@ -310,9 +351,11 @@ def _record_outcome(job: Job, to: Publishing, flight: Flight, results: Outcome |
         advance(job, done=len(confirmed), failed=len(refused), skipped=flight.skipped, cursor=flight.cursor)
 
 
-def _back_to_held(job: Job, ids: list[int]) -> None:
-    DeadLetter.objects.filter(id__in=ids, state=LetterState.REPLAYING, last_job=job).update(
-        state=LetterState.HELD, state_changed_at=timezone.now())
+def _release(job: Job, ids: list[int]) -> None:
+    """Hand letters the broker did not take (or was never given) back: still held, no flight."""
+    if ids:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_RELEASE_SQL, {"job": job.pk, "ids": array_text(ids)})
 
 
 def _land_after_stop(job: Job, to: Publishing, unsent: list[Flight | None], in_air: list[Flight | None],
@@ -327,10 +370,10 @@ def _land_after_stop(job: Job, to: Publishing, unsent: list[Flight | None], in_a
         except Exception:
             # Whether the broker has them is unknown: held again, they may be replayed twice
             # (with the same replay id), never lost.
-            _back_to_held(job, [letter.id for letter in flying.letters])
+            _release(job, [letter.id for letter in flying.letters])
     for flight in unsent:
         if flight is not None:
-            _back_to_held(job, [letter.id for letter in flight.letters])
+            _release(job, [letter.id for letter in flight.letters])
 
 
 def _by_place(letters: list[Flying]) -> dict[int, list[Flying]]:

@@ -17,6 +17,7 @@ from console.brokers.compression import Decoded
 from console.jobs.door.requests import request_job
 from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES
+from console.services.flights import shown_state
 from console.services.jobs import JobError
 from console.services.parsing import ascii_whole_number
 from console.services.rules import handling_of
@@ -45,6 +46,7 @@ def editable(letter: DeadLetter, compressed: Decoded | None = None) -> bool:
 
 
 def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None):
+    letter.state = shown_state(letter)  # for the page only, never saved: a letter in flight is replaying
     shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction_policy)
     if edit_form is None and editable(letter, shown.compression) and has(request.user, ACT):
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers,
