@@ -105,9 +105,11 @@ def write_decoded_texts(letters: QuerySet[DeadLetter]) -> int:
     """Write the search-row text of the compressed ``letters`` from their decoded bodies (what
     ``encode(body, 'escape')`` would give for the decoded bytes, cut as the triggers cut);
     a body that does not decode keeps the text of its stored bytes, which are what is shown.
-    Returns how many rows were written. Placeholders are left to the fill."""
+    Returns how many rows were written. Placeholders are left to the fill. Every such row is
+    marked ``compressed``, decoded or not: the body filter reads these letters' bodies itself."""
     written = 0
     letters = letters.filter(COMPRESSED, Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=False)))
+    LetterSearch.objects.filter(letter_id__in=letters.values("id"), pending=False).update(compressed=True)
     for letter in letters.only("id", "body", "properties", "headers").iterator(chunk_size=50):
         decoded = compression.read(letter.body_bytes, letter.properties, letter.headers)
         if decoded is None or decoded.body is None:
