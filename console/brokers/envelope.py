@@ -53,6 +53,11 @@ class FailureEnvelope:
     exception_message: str = ""
     exception_stack: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    # The distributed trace it failed in (console.tracing.context): 32 and 16 lowercase hex
+    # digits, "" when the letter carries no trace context. Not part of the fingerprint: one
+    # failure recurs across many traces.
+    trace_id: str = ""
+    span_id: str = ""
 
     def fingerprint(self) -> str:
         """Groups letters that failed the same way, across brokers.

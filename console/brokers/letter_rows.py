@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from console.brokers.base import Received
 from console.brokers.frameworks import enrich
 from console.brokers.values import escape_nul, to_json
+from console.tracing.context import read_trace_context
 
 #: The header a replay adds to each message it publishes (console.jobs.engines.publish): a letter
 #: that comes back carrying it is a return of the letter with that replay id.
@@ -56,6 +57,9 @@ def letter_row(message: Received, fixed: Mapping[str, Any]) -> dict[str, Any]:
     headers_json = json.dumps(to_json(message.headers), sort_keys=True)
     properties_json = json.dumps(to_json(message.properties), sort_keys=True)
     env = enrich(message.envelope, message.headers)
+    trace = read_trace_context(message.headers, message.properties, message.body)
+    if trace is not None:
+        env.trace_id, env.span_id = trace.trace_id, trace.span_id
     return {
         **fixed,
         "message_id": escape_nul(message.message_id)[:500],
@@ -72,6 +76,8 @@ def letter_row(message: Received, fixed: Mapping[str, Any]) -> dict[str, Any]:
         "exception_stack": escape_nul(env.exception_stack),
         "fingerprint": env.fingerprint(),
         "envelope_details": json.dumps(to_json(env.details)),
+        "trace_id": env.trace_id,
+        "span_id": env.span_id,
         "headers": headers_json,
         "properties": properties_json,
         "body": message.body,

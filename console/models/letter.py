@@ -91,6 +91,12 @@ class DeadLetter(models.Model):
     quarantined_at = models.DateTimeField(null=True, blank=True)
     quarantine_reason = models.CharField(max_length=500, blank=True)
 
+    # The trace its failure belongs to (console.tracing.context), "" when it carries none. Not
+    # indexed here: every index on this table is written again at each change of state, so
+    # LetterTrace holds the index the trace filter uses.
+    trace_id = models.CharField(max_length=32, blank=True, default="", db_default="")
+    span_id = models.CharField(max_length=16, blank=True, default="", db_default="")
+
     class Meta:
         ordering = ["id"]
         indexes = [
@@ -232,6 +238,34 @@ class LetterDocument(models.Model):
 
     class Meta:
         indexes = [GinIndex(fields=["document"], opclasses=["jsonb_path_ops"], name="letter_document_values")]
+
+
+class LetterTrace(models.Model):
+    """A traced letter's trace id, indexed, for the ``trace_id`` filter and a failure group's
+    count of traces (by ``fingerprint``, in the ``place``s a reader sees).
+
+    It lives beside the letter for the reason LetterSearch does (a letter row is rewritten at
+    every change of state, and every index on it with the row), and is written the way
+    LetterSearch is, by triggers (migration 0042): at a letter's insert by any path, but for a
+    capture's letters when their search placeholders are filled after the capture
+    (console.services.search_rows), so a capture's COPY pays nothing for it. Until then the
+    trace filter reads such a letter's own ``trace_id`` (console.services.letter_filters). A
+    letter's trace id is written once, when it is taken into custody."""
+
+    # No constraint in the database: the triggers write the row from the letter itself.
+    letter = models.OneToOneField(DeadLetter, primary_key=True, on_delete=models.CASCADE, related_name="+",
+                                  db_constraint=False)
+    trace_id = models.CharField(max_length=32)
+    place = models.ForeignKey("console.DeadPlace", on_delete=models.DO_NOTHING, related_name="+",
+                              db_index=False, db_constraint=False)
+    fingerprint = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["trace_id"], name="letter_trace_id"),
+            # A group's traces in the places a reader sees, read from the index alone.
+            models.Index(fields=["fingerprint", "place", "trace_id"], name="letter_trace_group"),
+        ]
 
 
 class GroupCount(models.Model):

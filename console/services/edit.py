@@ -36,6 +36,7 @@ from console.services import audit
 from console.services.flights import shown_state
 from console.services.jobs import JobError
 from console.services.search_rows import write_decoded_texts
+from console.tracing.context import read_trace_context
 
 #: States whose letters may be edited and replayed.
 EDITABLE_STATES = (LetterState.HELD, LetterState.FAILED)
@@ -82,8 +83,10 @@ def make_edited_copy(letter: DeadLetter, *, body: bytes, headers: dict[str, Any]
         raise JobError(f"letter {original.pk} has no known origin to replay its copy to")
     if not isinstance(headers, dict):
         raise JobError("headers must be a JSON object")
+    trace = read_trace_context(headers, original.properties, body)  # the edit may have changed it
     copy = DeadLetter.objects.create(
         **{field: getattr(original, field) for field in _ENVELOPE_FIELDS},
+        trace_id=trace.trace_id if trace else "", span_id=trace.span_id if trace else "",
         custody_key=_content_key(original.message_id, headers, body),
         envelope_details={**(original.envelope_details or {}), "edited_from": original.pk},
         headers=headers,

@@ -16,6 +16,7 @@ from console.access.actors import Actor
 from console.access.redaction_policy import for_user
 from console.access.redactor import MASK, Redactor
 from console.access.scope import visible
+from console.access.traces import may_see
 from console.brokers import compression
 from console.models import DeadLetter
 from console.refusals import Refusal
@@ -28,6 +29,8 @@ FILTER_KEYS = (
     # What the failure analytics link to: the consumer and host framework headers named, the
     # ISO weekday (1 Monday) and hour the letter arrived (UTC), replayed letters that came back.
     "consumer", "host", "weekday", "hour", "came_back",
+    # The distributed trace a letter failed in (console.tracing).
+    "trace_id",
 )
 #: Envelope details a filter may match exactly.
 DETAIL_KEYS = ("consumer", "host")
@@ -61,7 +64,7 @@ def filter_letters(params: dict[str, Any], queryset: QuerySet[Any] | None = None
 
 #: Filters on what a rule may mask: confirmed against the masked letter for a user who sees
 #: masked content (see visible_matches).
-CONTENT_KEYS = ("q", "header_value", "exception", *DETAIL_KEYS)
+CONTENT_KEYS = ("q", "header_value", "exception", "trace_id", *DETAIL_KEYS)
 #: At most this many candidates are confirmed per answer; past them a count is "at least".
 CONFIRM_CAP = 2000
 _CONFIRM_CHUNK = 25  # whole bodies are read to be masked: a few at a time
@@ -107,7 +110,7 @@ def visible_matches(user: Actor, params: dict[str, Any], queryset: QuerySet[Dead
     confirmed: list[int] = []
     for start in range(0, len(ids), _CONFIRM_CHUNK):
         chunk = DeadLetter.objects.filter(id__in=ids[start:start + _CONFIRM_CHUNK]).only(
-            "id", "body", "headers", "properties", "exception_type", "envelope_details")
+            "id", "body", "headers", "properties", "exception_type", "envelope_details", "trace_id", "span_id")
         confirmed.extend(letter.pk for letter in chunk if _still_matches(redactor, letter, f))
     return Matches(letters.filter(id__in=confirmed), complete, None if complete else ids[-1])
 
@@ -126,6 +129,8 @@ def _still_matches(redactor: Redactor, letter: DeadLetter, asked: dict[str, str]
             return False
     if "exception" in asked and redactor.string(letter.exception_type) != asked["exception"]:
         return False
+    if "trace_id" in asked and not may_see(redactor, letter):
+        return False  # its trace headers are masked for this reader: not found by them
     details = [key for key in DETAIL_KEYS if key in asked]
     if details:
         shown = redactor.value(letter.envelope_details or {})
