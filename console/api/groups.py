@@ -17,6 +17,7 @@ from console.api.errors import ErrorSerializer
 from console.api.filter_schema import parameters_of
 from console.models import DeadLetter, FailureGroupHistory, GroupTriage
 from console.services.filtersets import ANY_STATE, GroupFilterSet, group_query
+from console.services.group_traces import group_traces
 from console.services.group_work import (
     do_add_note,
     do_update_group,
@@ -57,6 +58,9 @@ class NoteSerializer(MaskedSerializer):
 class GroupDetailSerializer(GroupSerializer):
     notes = NoteSerializer(many=True)
     timeline = serializers.ListField(child=serializers.DictField())
+    traces = ApiIntegerField(help_text="Distributed traces its letters you may see failed in (at least, unless "
+                                       "traces_exact)")
+    traces_exact = serializers.BooleanField()
 
 
 class GroupChangeSerializer(serializers.Serializer):
@@ -106,7 +110,8 @@ class GroupDetail(APIView):
         notes = [{"author": n.author, "text": n.text, "at": n.at} for n in group_notes(fingerprint, request.user)]
         events = [{"at": e.at, "actor": e.actor_name, "action": e.action, "details": e.details}
                   for e in timeline(fingerprint, request.user)]
-        return {**rows[0], "notes": notes, "timeline": events}
+        traces = group_traces(fingerprint, request.user)
+        return {**rows[0], "notes": notes, "timeline": events, "traces": traces.count, "traces_exact": traces.exact}
 
     @extend_schema(responses=GroupDetailSerializer)
     def get(self, request, fingerprint: str):

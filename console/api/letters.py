@@ -19,6 +19,7 @@ from console.access.masking import MaskedSerializer, redactor_for_request
 from console.access.redactor import PREVIEW_SOURCE_BYTES
 from console.access.scope import visible
 from console.access.serializers import RedactedLetterMixin
+from console.access.traces import shown_trace, shown_traces
 from console.api.audit import AuditEventSerializer
 from console.api.filter_schema import parameters_of
 from console.api.keyset import KeysetPagination, cursor_of
@@ -56,17 +57,26 @@ class LineageSerializer(MaskedSerializer):
                                     help_text="Letters that came back after replays of this one")
 
 
+class TraceSerializer(MaskedSerializer):
+    trace_id = serializers.CharField(help_text="32 lowercase hex digits")
+    span_id = serializers.CharField(help_text="16 lowercase hex digits: the span that published the message, or empty")
+    url = serializers.CharField(help_text="The trace in the tracing UI (DLO_TRACE_URL), or empty")
+
+
 class LetterSummarySerializer(RedactedLetterMixin, serializers.ModelSerializer):
     state = serializers.SerializerMethodField(
         help_text="held, replaying (a replay or move has it in flight), replayed, failed or purged")
     content_type = serializers.SerializerMethodField()
     preview = serializers.SerializerMethodField()
+    trace = serializers.SerializerMethodField(
+        help_text="The distributed trace it failed in (W3C, B3 or Jaeger headers), or null: also null when "
+                  "a redaction rule masks its trace headers for you")
 
     class Meta:
         model = DeadLetter
         fields = [
             "id", "place", "broker", "state", "state_changed_at", "message_id", "captured_at",
-            *ENVELOPE_FIELDS, "replay_id", "parent", "body_size", "body_erased", "content_type", "preview",
+            *ENVELOPE_FIELDS, "replay_id", "parent", "body_size", "body_erased", "content_type", "preview", "trace",
         ]
         read_only_fields = fields
 
@@ -76,6 +86,16 @@ class LetterSummarySerializer(RedactedLetterMixin, serializers.ModelSerializer):
     def get_content_type(self, letter: DeadLetter) -> str:
         value = letter.properties.get("content_type") if isinstance(letter.properties, dict) else None
         return value if isinstance(value, str) else ""
+
+    @extend_schema_field(TraceSerializer(allow_null=True))
+    def get_trace(self, letter: DeadLetter) -> dict | None:
+        listed = self.context.get("traces")  # a list's page, read at once (LetterList)
+        if listed is not None:
+            trace = listed.get(letter.pk)
+        else:
+            request = self.context.get("request")
+            trace = shown_trace(redactor_for_request(request) if request is not None else None, letter)
+        return trace.as_dict() if trace is not None else None
 
     def get_preview(self, letter: DeadLetter) -> str:
         head = getattr(letter, "body_head", None)
@@ -177,7 +197,12 @@ class LetterList(generics.ListAPIView):
         rows = super().paginate_queryset(queryset)
         if self.paginator.next_cursor is None and not self.matches.complete:
             self.paginator.next_cursor = self.matches.checked_to  # candidates remain to be confirmed
+        # The page's traces as the reader sees them, in one query (its headers are deferred).
+        self.traces = shown_traces(redactor_for_request(self.request), rows or [])
         return rows
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "traces": getattr(self, "traces", None)}
 
 
 class LetterDetail(generics.RetrieveAPIView):

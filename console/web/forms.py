@@ -8,6 +8,7 @@ from django import forms
 from django.utils import timezone
 
 from console.models import LetterState
+from console.services.letter_filters import TraceIdField
 
 
 class ReasonForm(forms.Form):
@@ -64,6 +65,7 @@ class LetterFilterForm(forms.Form):
     header = forms.CharField(required=False, max_length=500, label="Header name")
     header_value = forms.CharField(required=False, max_length=2000, label="Header value")
     q = forms.CharField(required=False, max_length=2000, label="Body contains")
+    trace_id = TraceIdField(required=False, label="Trace id")
     since = MomentField(required=False, label="Captured since")
     until = MomentField(required=False, label="Captured before")
     older_than = forms.TypedChoiceField(

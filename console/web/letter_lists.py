@@ -11,8 +11,9 @@ from django.db.models import BinaryField, QuerySet
 from django.db.models.functions import Substr
 
 from console.access.actors import Actor
-from console.access.redaction_policy import mask_envelopes, mask_previews
+from console.access.redaction_policy import for_user, mask_envelopes, mask_previews
 from console.access.scope import visible
+from console.access.traces import shown_traces
 from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.models import DeadLetter
 from console.services.selection import SelectionError, visible_matches
@@ -63,4 +64,7 @@ def listing(reader: Actor, params: dict[str, Any], after: str | None,
         letter.preview = body_preview(letter.body_head, letter.body_size)
     mask_previews(reader, page.rows)
     mask_envelopes(reader, page.rows)
+    traces = shown_traces(for_user(reader), page.rows)  # none where the reader's mask hides it
+    for letter in page.rows:
+        letter.trace = traces.get(letter.pk)
     return Listing(page=page, matching=matching, exact=exact, at_least=not counted.complete)

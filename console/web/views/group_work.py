@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from console.access.redaction_policy import mask_envelopes
 from console.access.scope import visible
 from console.models import DeadLetter, GroupTriage
+from console.services.group_traces import group_traces
 from console.services.group_work import GroupError, do_add_note, do_update_group, notes, timeline
 from console.services.groups import Among, failure_groups
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
@@ -32,6 +33,7 @@ def group_detail(request, fingerprint: str):
     letters = {**filters, "fingerprint": fingerprint}
     return render(request, "web/group.html", {
         "group": groups[0], "triage": row, "notes": notes(fingerprint, request.user),
+        "traces": group_traces(fingerprint, request.user),
         "timeline": timeline(fingerprint, request.user), "status_choices": GroupTriage.Status.choices,
         "filter_form": filter_form, "filters_active": bool(filters),
         "found": listing(request.user, letters, request.GET.get("after")),

@@ -9,9 +9,10 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction_policy import ShownContent, mask_envelopes, mask_events
+from console.access.redaction_policy import ShownContent, for_user, mask_envelopes, mask_events
 from console.access.roles import ACT, has
 from console.access.scope import visible
+from console.access.traces import shown_trace
 from console.brokers import compression
 from console.brokers.compression import Decoded
 from console.jobs.door.requests import request_job
@@ -61,6 +62,7 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
         "headers": value_rows(shown.headers),
         "properties": value_rows(shown.properties),
         "envelope": shown.envelope,
+        "trace": shown_trace(for_user(request.user), letter),
         "broker_tables": letter_tables(shown.envelope["envelope_details"], shown.headers),
         "body": body_view(shown.body) if shown.body is not None else BodyView("hidden", "", 0, letter.body_size),
         "masked": shown.masked,
