@@ -6,13 +6,17 @@ JSON: one object per span (name, kind, trace and span ids in hex, parent span id
     python -m tests.traced_clients pika <work queue> <count>
         publishes ``count`` messages with pika (opentelemetry-instrumentation-pika) and consumes
         them with an instrumented consumer that fails each and rejects it (requeue=False).
+    python -m tests.traced_clients dramatiq <queue> <count>
+        sends ``count`` messages to a Dramatiq actor (opentelemetry-instrumentor-dramatiq: the
+        context rides in the message's options, in its JSON body) that fails them, without
+        retries: Dramatiq's RabbitMQ broker declares ``<queue>`` dead-lettering into ``<queue>.XQ``.
     python -m tests.traced_clients celery <work queue> <dead-letter queue> <count>
         sends ``count`` tasks with Celery (opentelemetry-instrumentation-celery) and runs them
         in a worker of the same process; the task fails and rejects its message (acks_late,
         Reject(requeue=False)).
 
 The work queue dead-letters to its dead-letter queue (``x-dead-letter-exchange`` ""): the test
-declares both before starting a client.
+declares both before starting a pika or Celery client.
 """
 
 from __future__ import annotations
@@ -122,10 +126,43 @@ def run_celery(work: str, dlq: str, count: int) -> list[dict]:
     return _recorded(exporter)
 
 
+def run_dramatiq(queue: str, count: int) -> list[dict]:
+    import dramatiq
+    import pika
+    from dramatiq.brokers.rabbitmq import RabbitmqBroker
+    from opentelemetry_instrumentor_dramatiq import DramatiqInstrumentor
+
+    exporter = _exporter()
+    broker = RabbitmqBroker(host=HOST, credentials=pika.PlainCredentials(USER, PASSWORD))
+    dramatiq.set_broker(broker)
+    DramatiqInstrumentor().instrument()
+
+    @dramatiq.actor(actor_name="ship", queue_name=queue, max_retries=0)
+    def ship(order: int) -> None:
+        raise RuntimeError(f"no courier for order {order}")
+
+    for number in range(count):
+        ship.send(number)
+    worker = dramatiq.Worker(broker, worker_threads=1)
+    worker.start()
+    # Dramatiq gives a message up by rejecting it; its queue dead-letters it into <queue>.XQ.
+    connection = pika.BlockingConnection(pika.ConnectionParameters(
+        host=HOST, credentials=pika.PlainCredentials(USER, PASSWORD)))
+    deadline = time.monotonic() + 60
+    while connection.channel().queue_declare(f"{queue}.XQ", passive=True).method.message_count < count:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the messages never dead-lettered into {queue}.XQ")
+        time.sleep(0.1)
+    connection.close()
+    return _recorded(exporter)
+
+
 if __name__ == "__main__":
     kind, *arguments = sys.argv[1:]
     if kind == "pika":
         spans = run_pika(arguments[0], int(arguments[1]))
+    elif kind == "dramatiq":
+        spans = run_dramatiq(arguments[0], int(arguments[1]))
     elif kind == "celery":
         spans = run_celery(arguments[0], arguments[1], int(arguments[2]))
     else:
