@@ -45,9 +45,10 @@ when they are there), every run's letters are kept (only ``VACUUM ANALYZE`` afte
 autovacuum would do after that many changes: this machine's PostgreSQL runs without it), and
 sizes are interleaved run by run (20,000, 100,000, 20,000, ...), so custody grows as it would.
 
-CPU per letter is read from ``/proc/<pid>/stat`` (user + system) over each job, from its approval until it finished: the worker's processes, their children (a
-capture's reader process, a replay's publisher processes; their time once they exit), all of
-PostgreSQL's processes and RabbitMQ's (beam.smp).
+CPU per letter is read from ``/proc/<pid>/stat`` (user + system) over each job, from its
+approval until it finished: the worker's processes, their children (a capture's reader
+process, a replay's publisher processes; their time once they exit), all of PostgreSQL's
+processes and RabbitMQ's (beam.smp).
 
 It prints each run, then per size and kind the median and lowest ratio (job rate / shovel
 rate of the dead-letter shovel run just before it) against issue 32's targets (median >= 0.5, lowest
