@@ -7,7 +7,38 @@ from django.conf import settings
 from django.db import models
 
 
-class RoleScope(models.Model):
+class LimitRow(models.Model):
+    """One broker or one place something is limited to: a user (RoleScope) or a mapping of the
+    identity provider's groups (console.models.claims.ClaimMappingLimit).
+
+    Limits fail closed: removing the broker or place a row names empties the row instead of
+    deleting it (``SET_NULL``), so what it limits stays limited, now to nothing there, rather
+    than becoming unlimited for want of rows. ``named`` keeps what the row was about."""
+
+    broker = models.ForeignKey("console.Broker", null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    named = models.CharField(max_length=700, blank=True,
+                             help_text="The broker or place as it was called when the limit was set")
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.named and (self.place_id or self.broker_id):
+            self.named = str(self.place or self.broker)
+        super().save(*args, **kwargs)
+
+    @property
+    def label(self) -> str:
+        """What the row limits to, or what it did before that broker or place was removed."""
+        if self.place_id or self.broker_id:
+            return str(self.place or self.broker)
+        return f"{self.named or 'a broker or place'} (removed: allows nothing)"
+
+
+class RoleScope(LimitRow):
     """One broker or one place a user is limited to.
 
     A user with no scope rows sees and acts on everything their role allows; with some, only
@@ -20,12 +51,6 @@ class RoleScope(models.Model):
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="scopes")
-    broker = models.ForeignKey("console.Broker", null=True, blank=True, on_delete=models.SET_NULL,
-                               related_name="+")
-    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="+")
-    named = models.CharField(max_length=700, blank=True,
-                             help_text="The broker or place as it was called when the limit was set")
 
     class Meta:
         # The role permissions live here, on the model about access; console.access.roles
@@ -39,18 +64,6 @@ class RoleScope(models.Model):
             ("manage_users", "Grant roles and scopes"),
             ("manage_redaction", "Change the redaction rules"),
         ]
-
-    def save(self, *args, **kwargs) -> None:
-        if not self.named and (self.place_id or self.broker_id):
-            self.named = str(self.place or self.broker)
-        super().save(*args, **kwargs)
-
-    @property
-    def label(self) -> str:
-        """What the row limits to, or what it did before that broker or place was removed."""
-        if self.place_id or self.broker_id:
-            return str(self.place or self.broker)
-        return f"{self.named or 'a broker or place'} (removed: allows nothing)"
 
     def __str__(self) -> str:
         return f"{self.user} limited to {self.label}"

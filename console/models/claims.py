@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from console.models.access import LimitRow
+
 #: The roles of console.access.roles (models sit below access, so named again here).
 ROLE_CHOICES = [("viewer", "viewer"), ("operator", "operator"), ("admin", "admin")]
 
@@ -31,26 +33,10 @@ class ClaimMapping(models.Model):
         return f"{self.group} -> {self.role}"
 
 
-class ClaimMappingLimit(models.Model):
-    """One broker or place a mapping's role is limited to (see RoleScope for the fail-closed rows)."""
+class ClaimMappingLimit(LimitRow):
+    """One broker or place a mapping's role is limited to (fail closed, as LimitRow says)."""
 
     mapping = models.ForeignKey(ClaimMapping, on_delete=models.CASCADE, related_name="limits")
-    broker = models.ForeignKey("console.Broker", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="+")
-    named = models.CharField(max_length=700, blank=True,
-                             help_text="The broker or place as it was called when the limit was set")
-
-    def save(self, *args, **kwargs) -> None:
-        if not self.named and (self.place_id or self.broker_id):
-            self.named = str(self.place or self.broker)
-        super().save(*args, **kwargs)
-
-    @property
-    def label(self) -> str:
-        if self.place_id or self.broker_id:
-            return str(self.place or self.broker)
-        return f"{self.named or 'a broker or place'} (removed: allows nothing)"
 
 
 class ExternalIdentity(models.Model):
