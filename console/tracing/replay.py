@@ -15,7 +15,8 @@ retry is a trace of its own that links back to the failure rather than a continu
 
 Plain Python, no Django and no OpenTelemetry SDK: it runs for every letter a replay publishes,
 in a replay's publisher process too (console.brokers.publish_process). A letter that carries no
-trace context costs a pass over its header names; the fresh ids come from ``os.urandom``.
+trace context costs a pass over its header names, and is published without one unless the
+console's telemetry gives its batch span; the fresh ids come from ``os.urandom``.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def new_traceparent() -> str:
 def replay_headers(headers: dict[str, Any], traceparent: str = "") -> dict[str, Any]:
     """``headers`` (a dict of the letter's own, changed in place and returned) as a replay
     publishes them, by ``DLO_REPLAY_TRACE``. ``traceparent`` is the console's span for this
-    letter when its telemetry is on; empty, a random one is made."""
+    letter when its telemetry is on; empty, a random one is made for a letter that carried a
+    context, and a letter that carried none is left without one."""
     mode = replay_mode()
     if mode == KEEP:
         return headers
@@ -73,6 +75,10 @@ def replay_headers(headers: dict[str, Any], traceparent: str = "") -> dict[str, 
         for name in carried:
             del headers[name]
         headers.pop(FAILED_CONTEXT_HEADER, None)
+        return headers
+    if not carried and not traceparent:
+        # Nothing to link to and no span of the console's to be its parent: the letter goes as
+        # it came (on some brokers its headers are its payload: a Redis stream entry's fields).
         return headers
     failed = failed_context(headers, carried) if carried else None
     for name in carried:

@@ -64,8 +64,14 @@ def test_link_gives_a_fresh_context_in_every_format_the_letter_used_and_keeps_th
 def test_link_uses_the_consoles_span_when_given_and_random_ids_otherwise(mode):
     mode("link")
     span = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    failed = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
     assert replay_headers({}, span) == {"traceparent": span}
-    assert len({replay_headers({})["traceparent"] for _ in range(1000)}) == 1000
+    assert len({replay_headers({"traceparent": failed})["traceparent"] for _ in range(1000)}) == 1000
+
+
+def test_a_letter_that_carried_no_context_goes_as_it_came_without_the_consoles_span(mode):
+    mode("link")
+    assert replay_headers({"x-order": "7"}) == {"x-order": "7"}
 
 
 def test_a_letter_replayed_again_keeps_the_trace_it_failed_in_last(mode):
