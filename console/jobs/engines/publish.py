@@ -40,8 +40,8 @@ from console.brokers.publication import Publication
 from console.jobs.control import Throttle, advance, checkpoint
 from console.jobs.engines.returns import Pacing, ReturnWatch
 from console.jobs.engines.senders import Outcome, Senders, Sending
-from console.models import DeadLetter, DeadPlace, Job, LetterFlight, LetterState, RuleInbox
-from console.services import audit
+from console.models import DeadLetter, DeadPlace, Job, LetterFlight, LetterState
+from console.services import audit, rule_inbox
 from console.services.custody import replay_id
 from console.services.selection import resolve
 from console.wording import counted
@@ -263,9 +263,9 @@ _RECORD_SQL = f"""
 
 
 # This job's flights of ``ids`` go: their letters, still held, keep the replay id (a later
-# replay carries the same one, so a consumer can tell a copy it may have had) and are for the
-# rules to decide again (console.services.rule_inbox). Migration 0040's trigger does the same
-# for whatever flights a job still has when it ends.
+# replay carries the same one, so a consumer can tell a copy it may have had); the released
+# ids come back, for the rules to decide again (console.services.rule_inbox). Migration 0040's
+# trigger does the same for whatever flights a job still has when it ends.
 _RELEASE_SQL = f"""
     WITH released AS (
         DELETE FROM {LetterFlight._meta.db_table}
@@ -276,10 +276,7 @@ _RELEASE_SQL = f"""
           FROM released
          WHERE letter.id = released.letter_id AND letter.replay_id = ''
     )
-    INSERT INTO {RuleInbox._meta.db_table} (letter_id, due_at)
-    SELECT letter_id, now() FROM released
-    ON CONFLICT (letter_id) DO UPDATE SET due_at = LEAST({RuleInbox._meta.db_table}.due_at, EXCLUDED.due_at),
-                                          seq = EXCLUDED.seq
+    SELECT letter_id FROM released
 """
 
 
@@ -356,6 +353,7 @@ def _release(job: Job, ids: list[int]) -> None:
     if ids:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_RELEASE_SQL, {"job": job.pk, "ids": array_text(ids)})
+            rule_inbox.put(letter_id for (letter_id,) in cursor.fetchall())
 
 
 def _land_after_stop(job: Job, to: Publishing, unsent: list[Flight | None], in_air: list[Flight | None],
