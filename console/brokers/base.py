@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from console.brokers.envelope import FailureEnvelope
 from console.brokers.letter_tables import LetterTable
 from console.brokers.policy import DeliveryPolicy
+
+if TYPE_CHECKING:
+    from console.brokers.readers import PlaceReader
 
 
 class BrokerError(Exception):
@@ -212,6 +215,16 @@ class Adapter:
 
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         raise NotImplementedError
+
+    def open_reader(self, *, per_place: int) -> PlaceReader:
+        """The keeper's long-lived reader over many places of this broker
+        (console.brokers.readers), at most ``per_place`` messages of each ahead. By default one
+        that asks the depths of all its places in one call and reads those holding messages
+        through capture sessions; brokers that push messages to subscribers read them as they
+        are pushed."""
+        from console.brokers.readers import SessionReader
+
+        return SessionReader(self, per_place=per_place)
 
     def peek(self, place: PlaceRef, limit: int) -> list[Received]:
         raise BrokerError(f"{self.kind} cannot browse without changing messages", permanent=True)

@@ -1,0 +1,145 @@
+"""Readers: the keeper's long-lived way of reading many dead places of one broker at once.
+
+A capture session (console.brokers.base.CaptureSession) reads one place for a while and closes.
+A reader follows hundreds of places for as long as the keeper keeps them, over one connection
+(the keeper opens a few readers per broker when told to: DLO_KEEPER_CONNECTIONS), and hands
+over their messages as they die: pushed by the broker where it pushes (RabbitMQ consumers,
+STOMP subscriptions, JetStream consumers), found by one call over every place where it does
+not (a blocking XREADGROUP over many streams, one pipelined scan). An idle place costs a
+subscription, not a look every poll.
+
+What a reader hands over is not acknowledged until the keeper has committed it
+(console.jobs.engines.capture.keep_taken), as a capture session's batches: a message taken,
+stored, and never acknowledged comes back flagged ``redelivered`` and matches its copy.
+
+The keeper calls a reader from one thread only (its reading thread for that broker); the
+reader's own connection threads or event loop are its business.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
+
+from console.brokers.base import BrokerError, CaptureSession, PlaceRef, Received
+
+if TYPE_CHECKING:
+    from console.brokers.base import Adapter
+
+
+class PlaceReader:
+    """Reads the places it is told to follow, each at most ``per_place`` messages ahead."""
+
+    def __init__(self, adapter: Adapter, *, per_place: int) -> None:
+        self.adapter = adapter
+        self.per_place = max(1, per_place)
+
+    def follow(self, places: Collection[PlaceRef]) -> dict[PlaceRef, BrokerError]:
+        """Read exactly these places from now on: subscribe to the new ones; for those no
+        longer named, hand what is in hand back to the broker unacknowledged and stop reading
+        them (another reader, or a capture, may read them next). Returns the places that could
+        not be followed and why (a queue that is gone: ``permanent``); they are left out, and
+        named again by the keeper later. A lost connection raises BrokerError."""
+        raise NotImplementedError
+
+    def take(self, max_count: int, wait_seconds: float) -> dict[PlaceRef, list[Received]]:
+        """Messages in hand, at most ``per_place`` of one place and ``max_count`` in all, the
+        places taken in turn (a stream into one never starves the others); waits up to
+        ``wait_seconds`` for the first one, and returns {} when none came. The messages stay
+        the reader's, unacknowledged, until ``ack``. A lost connection raises BrokerError:
+        the keeper then closes the reader and opens another, and what was unacknowledged comes
+        back redelivered."""
+        raise NotImplementedError
+
+    def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
+        """Acknowledge messages of one place whose copies are committed; returns once the broker
+        has them (a round trip where the acknowledgement itself has no answer), as
+        CaptureSession.ack."""
+        raise NotImplementedError
+
+    def settled(self, place: PlaceRef) -> bool:
+        """True when nothing of the place waits on the broker, is on its way to this reader or
+        is held unacknowledged by anyone: copies an interrupted capture committed whose
+        messages were acknowledged after all may then be forgotten
+        (console.services.custody.mark_place_acked). Asked only for places with such copies,
+        when they have been quiet a while. Answering False when unsure is always safe."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Hand everything unacknowledged back and release the connection. Safe to call twice."""
+
+    def __enter__(self) -> PlaceReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SessionReader(PlaceReader):
+    """The reader of a broker that has no long-lived one: it asks the depths of all its places
+    in one call (``Adapter.depths``) every LOOK_SECONDS, and reads a place that holds messages
+    through a capture session until the session finds it empty."""
+
+    #: How often the depths are asked while nothing is being read.
+    LOOK_SECONDS = 0.5
+
+    def __init__(self, adapter: Adapter, *, per_place: int) -> None:
+        super().__init__(adapter, per_place=per_place)
+        self.places: set[PlaceRef] = set()
+        self.sessions: dict[PlaceRef, CaptureSession] = {}
+        self.drained: set[PlaceRef] = set()
+        self.next_look = 0.0
+
+    def follow(self, places: Collection[PlaceRef]) -> dict[PlaceRef, BrokerError]:
+        for place in [place for place in self.sessions if place not in places]:
+            self._close_session(place)
+        self.drained &= set(places)
+        self.places = set(places)
+        return {}
+
+    def take(self, max_count: int, wait_seconds: float) -> dict[PlaceRef, list[Received]]:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            if not self.sessions and time.monotonic() >= self.next_look:
+                self._look()
+            taken: dict[PlaceRef, list[Received]] = {}
+            left = max_count
+            for place, session in list(self.sessions.items()):
+                if left <= 0:
+                    break
+                batch = session.next_batch(min(self.per_place, left), wait_seconds=0.0)
+                if batch:
+                    taken[place] = batch
+                    left -= len(batch)
+                else:
+                    self._close_session(place)
+                    self.drained.add(place)
+            if taken or time.monotonic() >= deadline:
+                return taken
+            time.sleep(max(0.0, min(deadline, self.next_look) - time.monotonic()) if not self.sessions else 0.0)
+
+    def _look(self) -> None:
+        self.next_look = time.monotonic() + self.LOOK_SECONDS
+        depths = self.adapter.depths(sorted(self.places, key=lambda place: (place.scope, place.name)))
+        for place in self.places:
+            if place in depths and depths[place] != 0 and place not in self.sessions:
+                self.sessions[place] = self.adapter.open_capture(place, prefetch=self.per_place)
+                self.drained.discard(place)
+
+    def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
+        self.sessions[place].ack(messages)
+
+    def settled(self, place: PlaceRef) -> bool:
+        return place in self.drained
+
+    def _close_session(self, place: PlaceRef) -> None:
+        session = self.sessions.pop(place)
+        try:
+            session.close()
+        except BrokerError:
+            pass  # a session whose connection is gone has handed its messages back already
+
+    def close(self) -> None:
+        for place in list(self.sessions):
+            self._close_session(place)
