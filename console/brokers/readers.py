@@ -83,12 +83,17 @@ class SessionReader(PlaceReader):
 
     #: How often the depths are asked while nothing is being read.
     LOOK_SECONDS = 0.5
+    #: How long a session's batch waits for its first message: a new session's subscription may
+    #: take a moment to deliver (a STOMP one); an open one's next message is in hand or near.
+    FIRST_WAIT_SECONDS = 0.5
+    NEXT_WAIT_SECONDS = 0.05
 
     def __init__(self, adapter: Adapter, *, per_place: int) -> None:
         super().__init__(adapter, per_place=per_place)
         self.places: set[PlaceRef] = set()
         self.sessions: dict[PlaceRef, CaptureSession] = {}
         self.drained: set[PlaceRef] = set()
+        self.fresh: set[PlaceRef] = set()
         self.next_look = 0.0
 
     def follow(self, places: Collection[PlaceRef]) -> dict[PlaceRef, BrokerError]:
@@ -108,7 +113,9 @@ class SessionReader(PlaceReader):
             for place, session in list(self.sessions.items()):
                 if left <= 0:
                     break
-                batch = session.next_batch(min(self.per_place, left), wait_seconds=0.0)
+                wait = self.FIRST_WAIT_SECONDS if place in self.fresh else self.NEXT_WAIT_SECONDS
+                self.fresh.discard(place)
+                batch = session.next_batch(min(self.per_place, left), wait_seconds=wait)
                 if batch:
                     taken[place] = batch
                     left -= len(batch)
@@ -117,7 +124,8 @@ class SessionReader(PlaceReader):
                     self.drained.add(place)
             if taken or time.monotonic() >= deadline:
                 return taken
-            time.sleep(max(0.0, min(deadline, self.next_look) - time.monotonic()) if not self.sessions else 0.0)
+            if not self.sessions:
+                time.sleep(max(0.0, min(deadline, self.next_look) - time.monotonic()))
 
     def _look(self) -> None:
         self.next_look = time.monotonic() + self.LOOK_SECONDS
@@ -125,6 +133,7 @@ class SessionReader(PlaceReader):
         for place in self.places:
             if place in depths and depths[place] != 0 and place not in self.sessions:
                 self.sessions[place] = self.adapter.open_capture(place, prefetch=self.per_place)
+                self.fresh.add(place)
                 self.drained.discard(place)
 
     def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:

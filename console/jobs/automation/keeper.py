@@ -1,28 +1,26 @@
 """The keeper: one process that keeps hundreds of dead places in custody (``manage.py keep``).
 
-Every DLO_KEEPER_POLL_SECONDS it:
+Its letters are taken as they die, by long-lived readers (console.jobs.automation.reading): a
+thread per broker (or a few: DLO_KEEPER_CONNECTIONS) follows every place of that broker the
+keeper holds, over one connection, and stores what arrives through the capture path. An idle
+place costs a subscription, not a look every poll.
+
+Every DLO_KEEPER_POLL_SECONDS the keeper's own round:
 
 1. takes up the places whose ``keep_in_custody`` is on (console.services.keeping) and that it
-   can lock: a PostgreSQL advisory lock per place, held by the keeper's own connection. So two
-   keepers never drain one place at once, and a keeper that dies (SIGKILL, a lost connection)
-   lets go of its places with its connection; another one takes them up within a poll;
+   can lock: a PostgreSQL advisory lock per place, held by the keeper's own connection, all
+   tried in one statement. So two keepers never read one place at once, and a keeper that dies
+   (SIGKILL, a lost connection) lets go of its places with its connection; another one takes
+   them up at its next round. A place is let go only once its reader no longer follows it;
 2. gives each place it holds a keep job (console.jobs.kinds.keep), asked for through the one
-   request path as ``system:keeper`` when the place has none, and follows that job: paused, it
-   is not drained; cancelled, or keeping turned off, it ends and the place is let go;
-3. asks each broker, once for all its idle places, how many messages wait in them
-   (``depths``), and drains each place that holds some (or cannot tell) on a thread of a
-   small pool, for at most DLO_KEEPER_SLICE_SECONDS at a time, through the capture path every
-   capture takes (console.jobs.engines.capture.capture_pass: committed before acknowledged, stored
-   once). A place that keeps filling is drained again at the next poll;
+   request path as ``system:keeper`` when the place has none, and follows that job: paused, the
+   place is not read; cancelled, or keeping turned off, it ends and the place is let go;
+3. tells each reading thread the places it follows;
 4. marks every keep job it runs alive, in one statement every HEARTBEAT_SECONDS.
 
-What a round costs is kept small, since it runs twice a second over hundreds of places: the
-places and job flags are read as plain values, a job row is loaded again only when its flags
-change, each broker is loaded once (its password decrypted once), and the depth checks go over
-one connection per broker kept from round to round.
-
-A place whose broker does not answer is looked at again after a growing pause (at most
-MAX_BACKOFF_SECONDS); its job says why (status ``waiting``) until the broker is back.
+A round costs a few small statements whatever the number of places: the places kept and the
+keep jobs are read again only when a digest of them (computed by PostgreSQL) changed, and a
+job row only when its flags did.
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -39,11 +36,12 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from console.brokers import Adapter, BrokerConfig, BrokerError
+from console.brokers import BrokerError, PlaceRef
+from console.jobs.automation.reading import Reading
 from console.jobs.control import Stop, advance, finish, note
 from console.jobs.door.requests import request_job
 from console.jobs.engines.capture import capture_pass
-from console.models import Broker, DeadPlace, Job
+from console.models import Broker, DeadPlace, Job, PendingAck
 from console.services.custody import mark_place_acked
 from console.services.jobs import JobError
 from console.tracing import telemetry
@@ -55,15 +53,25 @@ log = logging.getLogger(__name__)
 KEEPER_ACTOR = "system:keeper"
 #: The first key of the keeper's advisory locks (the second is the place's id).
 LOCK_CLASS = 0x4B454550  # "KEEP"
-#: The longest pause before a place whose broker failed is looked at again.
+#: The longest pause before a place whose broker failed is read again.
 MAX_BACKOFF_SECONDS = 30.0
-#: Above this many waiting messages a place is drained through a reader process of its own
-#: (console.brokers.capture_process); below it, starting one costs more than reading them here.
-STREAM_DEPTH = 500
-#: How often the keeper marks the jobs it runs alive (what their pages show).
+#: How often the keeper marks the jobs it runs alive (what their pages show), and reads its
+#: brokers' connection settings again.
 HEARTBEAT_SECONDS = 5.0
-#: Statuses of a keep job the keeper drains.
+#: How long letting go of a place waits for its reader to stop following it.
+LET_GO_SECONDS = 60.0
+#: Statuses of a keep job whose place is read.
 DRAINED = (Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.WAITING)
+
+_PLACES_DIGEST = f"""
+SELECT count(*), md5(coalesce(string_agg(id::text, ',' ORDER BY id), ''))
+  FROM {DeadPlace._meta.db_table} WHERE keep_in_custody AND NOT gone
+"""
+_JOBS_DIGEST = f"""
+SELECT md5(coalesce(string_agg(concat_ws(':', id, place_id, status, cancel_requested, pause_requested), ','
+                               ORDER BY id), ''))
+  FROM {Job._meta.db_table} WHERE kind = 'keep' AND NOT (status = ANY(%s))
+"""
 
 
 @dataclass
@@ -76,9 +84,19 @@ class Held:
     stop: threading.Event = field(default_factory=threading.Event)
     next_look: float = 0.0
     failures: int = 0
+    #: Takes in a row that filled the place's share of its reader (console.jobs.automation.reading).
+    full_takes: int = 0
+    #: Copies committed but not known to be acknowledged wait for the place to settle.
+    unsettled: bool = False
+
+    def readable(self, now: float) -> bool:
+        """Its reader follows it: its job runs, no drain of its own reads it, and its broker is
+        not being waited for."""
+        return (self.job is not None and self.job.status in DRAINED and self.draining is None
+                and self.next_look <= now)
 
     def drained(self, _: Future[None]) -> None:
-        """Called back when its drain ends (on the drain's thread): it may be drained again."""
+        """Called back when its drain ends (on the drain's thread): its reader follows it again."""
         self.draining = None
 
 
@@ -87,19 +105,23 @@ class Keeper:
                  slice_seconds: float | None = None) -> None:
         self.poll = settings.DLO_KEEPER_POLL_SECONDS if poll_seconds is None else poll_seconds
         self.slice = settings.DLO_KEEPER_SLICE_SECONDS if slice_seconds is None else slice_seconds
+        self.connections = max(1, settings.DLO_KEEPER_CONNECTIONS)
         self.pool = ThreadPoolExecutor(max_workers=threads or settings.DLO_KEEPER_THREADS,
                                        thread_name_prefix="keeper-drain")
         self.held: dict[int, Held] = {}
         self.stopping = threading.Event()
+        self.readings: dict[tuple[int, int], Reading] = {}  # (broker id, shard) -> its thread
         self._locks: psycopg.Connection | None = None
-        self._adapters: dict[int, tuple[BrokerConfig, Adapter]] = {}  # broker id -> (its config, its open adapter)
+        self._wanted: dict[int, int] = {}  # place id -> broker id, as of _places_digest
+        self._places_digest: tuple[int, str] | None = None
+        self._jobs_digest: str | None = None
         self._next_heartbeat = 0.0
 
     # -- the loop ------------------------------------------------------------------------------
 
     def run(self) -> None:
         """Keep places until :meth:`stop` is called (from a signal handler or another thread)."""
-        log.info("keeper started: polling every %ss with %s drain threads", self.poll, self.pool._max_workers)
+        log.info("keeper started: a round every %ss, %s reader(s) per broker", self.poll, self.connections)
         try:
             while not self.stopping.is_set():
                 started = time.monotonic()
@@ -113,6 +135,7 @@ class Keeper:
                     self._let_go_of_everything()
                 self.stopping.wait(max(0.0, self.poll - (time.monotonic() - started)))
         finally:
+            self.stopping.set()
             self._let_go_of_everything()
             self.pool.shutdown(wait=True)
 
@@ -122,31 +145,52 @@ class Keeper:
     def round(self) -> None:
         close_old_connections()
         self._check_locks()
-        wanted = dict(DeadPlace.objects.filter(keep_in_custody=True, gone=False).values_list("pk", "broker_id"))
-        for place_id in [pk for pk in self.held if pk not in wanted]:
-            self._let_go(place_id, why="keeping turned off")
-        new = [place_id for place_id in wanted if place_id not in self.held and self._lock(place_id)]
+        if self._places_changed():
+            self._wanted = dict(DeadPlace.objects.filter(keep_in_custody=True, gone=False)
+                                .values_list("pk", "broker_id"))
+            self._let_go([pk for pk in self.held if pk not in self._wanted], why="keeping turned off")
+        unheld = [pk for pk in self._wanted if pk not in self.held]
+        new = self._lock(unheld) if unheld else []
         every_while = time.monotonic() >= self._next_heartbeat
         if new or every_while:
             # One Broker (and one decrypted password) each, read again now and then so a
-            # changed connection setting reaches the drains and the depth checks.
-            brokers = {broker.pk: broker for broker in Broker.objects.filter(pk__in=set(wanted.values()))}
+            # changed connection setting reaches the readers and the drains.
+            brokers = {broker.pk: broker for broker in Broker.objects.filter(pk__in=set(self._wanted.values()))}
             for place in DeadPlace.objects.filter(pk__in=new):
                 self.held[place.pk] = Held(place)
             for held in self.held.values():
                 held.place.broker = brokers[held.place.broker_id]
-        self._follow_jobs()
+            for (broker_id, _), reading in self.readings.items():
+                if broker_id in brokers:
+                    reading.use(brokers[broker_id])
+            self._find_unsettled()
+        self._follow_jobs(force=bool(new))
         if every_while:
             self._heartbeat()
             self._next_heartbeat = time.monotonic() + HEARTBEAT_SECONDS
-        self._look_and_drain()
+        self._plan()
+
+    def _places_changed(self) -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute(_PLACES_DIGEST)
+            count, md5 = cursor.fetchone()
+        digest = (int(count), str(md5))
+        changed = digest != self._places_digest
+        self._places_digest = digest
+        return changed
 
     # -- jobs ----------------------------------------------------------------------------------
 
-    def _follow_jobs(self) -> None:
+    def _follow_jobs(self, *, force: bool) -> None:
         """Each held place's keep job: asked for when there is none; ended or let be as its
-        requested pause or cancel says. Only the flags are read each round; the job row is
-        loaded again when they change."""
+        requested pause or cancel says. Read again only when the keep jobs' digest changed (or
+        a place was taken up or lacks one); a job row is loaded again when its flags change."""
+        with connection.cursor() as cursor:
+            cursor.execute(_JOBS_DIGEST, [list(Job.FINISHED)])
+            (digest,) = cursor.fetchone()
+        if not force and digest == self._jobs_digest and all(held.job is not None for held in self.held.values()):
+            return
+        self._jobs_digest = digest
         flags = {row["place_id"]: row for row in Job.objects.filter(
             kind="keep", place_id__in=list(self.held)).exclude(status__in=Job.FINISHED)
             .order_by("id").values("id", "place_id", "status", "cancel_requested", "pause_requested")}
@@ -156,6 +200,7 @@ class Keeper:
                 held.job = self._ask_for_job(held.place)
                 if held.job is None:
                     continue
+                self._jobs_digest = None  # the new job changes it
                 row = {"id": held.job.pk, "place_id": place_id, "status": held.job.status,
                        "cancel_requested": False, "pause_requested": False}
             elif (held.job is None or held.job.pk != row["id"] or held.job.status != row["status"]
@@ -189,83 +234,61 @@ class Keeper:
             Job.objects.filter(pk__in=running, status__in=(Job.Status.RUNNING, Job.Status.WAITING)).update(
                 heartbeat_at=timezone.now())
 
-    # -- draining ------------------------------------------------------------------------------
+    def _find_unsettled(self) -> None:
+        """Places with copies committed but not known to be acknowledged (an interrupted
+        capture's): their readers forget them once nothing of the place is out."""
+        for place_id in PendingAck.objects.filter(place_id__in=list(self.held)).values_list(
+                "place_id", flat=True).distinct():
+            self.held[place_id].unsettled = True
 
-    def _look_and_drain(self) -> None:
-        now = time.monotonic()
-        idle = [held for held in self.held.values()
-                if held.draining is None and held.job is not None and held.job.status in DRAINED
-                and held.next_look <= now]
-        by_broker: dict[int, list[Held]] = {}
-        for held in idle:
-            by_broker.setdefault(held.place.broker_id, []).append(held)
-        for group in by_broker.values():
-            for held, depth in self._depths(group):
-                if depth != 0:
-                    held.stop.clear()
-                    held.draining = self.pool.submit(self._drain, held, depth)
-                    held.draining.add_done_callback(held.drained)
+    # -- reading -------------------------------------------------------------------------------
 
-    def _depths(self, group: list[Held]) -> Iterable[tuple[Held, int | None]]:
-        """How many messages wait in each place of one broker, asked over a connection kept
-        from round to round; a broker that does not answer backs its places off (and says so
-        on their jobs), and they are not drained now."""
-        broker = group[0].place.broker
-        try:
-            depths = self._adapter(broker).depths([held.place.ref for held in group])
-        except (BrokerError, ValueError) as exc:
-            self._close_adapter(broker.pk)
-            message = exc.message if isinstance(exc, BrokerError) else str(exc)
-            for held in group:
-                self._failed(held, message)
-            return []
-        return [(held, depths.get(held.place.ref)) for held in group]
+    def _plan(self) -> list[tuple[Reading, int]]:
+        """Tell each reading thread the places it follows: those whose job runs, its share of
+        its broker's; returns each thread with the generation to wait for."""
+        wanted: dict[tuple[int, int], dict[PlaceRef, Held]] = {key: {} for key in self.readings}
+        for held in self.held.values():
+            if held.job is not None and held.job.status in DRAINED:
+                key = (held.place.broker_id, held.place.pk % self.connections)
+                wanted.setdefault(key, {})[held.place.ref] = held
+        asked = []
+        for key, places in wanted.items():
+            reading = self.readings.get(key)
+            if reading is None:
+                if not places:
+                    continue
+                reading = self.readings[key] = Reading(
+                    f"keeper-reader-{key[0]}-{key[1]}", next(iter(places.values())).place.broker, self.stopping,
+                    failed=self._failed, recovered=self._recovered, drain=self._start_drain)
+                reading.start()
+            asked.append((reading, reading.want(places)))
+        return asked
 
-    def _adapter(self, broker: Broker) -> Adapter:
-        """The broker's adapter for the depth checks, opened once (again after an error or a
-        change of its connection settings)."""
-        config = broker.config()
-        kept = self._adapters.get(broker.pk)
-        if kept is not None and kept[0] != config:
-            self._close_adapter(broker.pk)
-            kept = None
-        if kept is None:
-            adapter = broker.adapter()
-            adapter.__enter__()
-            kept = self._adapters[broker.pk] = (config, adapter)
-        return kept[1]
+    def _start_drain(self, held: Held) -> None:
+        """Called by a reading thread for a place that keeps its share full: a drain of its own."""
+        held.stop.clear()
+        held.draining = self.pool.submit(self._drain, held)
+        held.draining.add_done_callback(held.drained)
 
-    def _close_adapter(self, broker_id: int) -> None:
-        kept = self._adapters.pop(broker_id, None)
-        if kept is not None:
-            try:
-                kept[1].__exit__(None, None, None)
-            except Exception:  # noqa: BLE001 - it is being thrown away
-                pass
-
-    def _drain(self, held: Held, depth: int | None) -> None:
-        """Capture the place for at most one slice, or until it is empty or the keeper stops.
-        A few letters are read here; a place that holds more than STREAM_DEPTH (a stream of
-        deaths, or a backlog) is read in a child process, as a capture job reads, and waits a
-        little longer for the next batch before it counts the place empty."""
+    def _drain(self, held: Held) -> None:
+        """Capture a streaming place for at most one slice, or until it is empty or the keeper
+        stops, in a reader process of its own (as a capture job reads), waiting a little for the
+        next batch before it counts the place empty."""
         close_old_connections()
         job, place = held.job, held.place
-        if job is None:  # its job ended while this drain waited for a thread: the next round asks for one
+        if job is None:  # its job ended meanwhile: the next round asks for one
             return
-        stream = depth is None or depth > STREAM_DEPTH
         try:
             with place.broker.adapter() as adapter:
                 drained = capture_pass(
                     adapter, place, job=job, reason=job.reason, limit=lambda: 0 if held.stop.is_set() else None,
                     stored=lambda count: advance(job, done=count), until=time.monotonic() + self.slice,
-                    wait_seconds=0.5 if stream else 0.05, in_child=stream,
+                    wait_seconds=0.5, in_child=True,
                 )
                 if drained:
                     mark_place_acked(place)
-            if held.failures or job.status == Job.Status.WAITING:
-                note(job, "broker is back, keeping on", status=Job.Status.RUNNING, error="")
-                job.status = Job.Status.RUNNING
-            held.failures = 0
+                    held.unsettled = False
+            self._recovered(held)
         except Stop as stop:
             finish(job, stop.status, f"{stop.status} by request after {counted(job.done, 'letter')}")
             job.status = stop.status
@@ -278,14 +301,24 @@ class Keeper:
             connection.close()  # a drain thread's connection is not kept between slices
 
     def _failed(self, held: Held, message: str) -> None:
+        """The place's broker did not answer, or refused it: read again after a growing pause,
+        and its job says why (on the thread that saw it)."""
         held.failures += 1
         pause = min(MAX_BACKOFF_SECONDS, 2.0 ** held.failures)
         held.next_look = time.monotonic() + pause
         log.warning("keeping %s: %s (looking again in %.0fs)", held.place, message, pause)
-        if held.job is not None and (held.failures == 1 or held.job.error != message):
-            note(held.job, f"broker unavailable, keeping on when it is back: {message}",
+        job = held.job
+        if job is not None and (held.failures == 1 or job.error != message):
+            note(job, f"broker unavailable, keeping on when it is back: {message}",
                  status=Job.Status.WAITING, error=message)
-            held.job.status, held.job.error = Job.Status.WAITING, message
+            job.status, job.error = Job.Status.WAITING, message
+
+    def _recovered(self, held: Held) -> None:
+        job = held.job
+        if job is not None and (held.failures or job.status == Job.Status.WAITING):
+            note(job, "broker is back, keeping on", status=Job.Status.RUNNING, error="")
+            job.status, job.error = Job.Status.RUNNING, ""
+        held.failures = 0
 
     # -- locks ---------------------------------------------------------------------------------
 
@@ -299,9 +332,12 @@ class Keeper:
             )
         return self._locks
 
-    def _lock(self, place_id: int) -> bool:
-        row = self._connection().execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, place_id]).fetchone()
-        return row is not None and bool(row[0])
+    def _lock(self, place_ids: list[int]) -> list[int]:
+        """The places of these whose locks this keeper got, all tried in one statement."""
+        rows = self._connection().execute(
+            "SELECT id FROM unnest(%s::bigint[]) AS id WHERE pg_try_advisory_lock(%s, id::int)",
+            [place_ids, LOCK_CLASS]).fetchall()
+        return [row[0] for row in rows]
 
     def _check_locks(self) -> None:
         """The locks live as long as their connection: if it broke, every place is let go
@@ -314,32 +350,52 @@ class Keeper:
             log.warning("the keeper's lock connection broke: letting go of every place")
             self._let_go_of_everything()
 
-    def _let_go(self, place_id: int, *, why: str) -> None:
-        held = self.held.pop(place_id)
-        held.stop.set()
-        if held.draining is not None:
-            held.draining.result()
-        if held.job is not None and why == "keeping turned off":
-            Job.objects.filter(pk=held.job.pk).exclude(status__in=Job.FINISHED).update(cancel_requested=True)
-            finish(held.job, Job.Status.CANCELLED, f"{why} after {counted(held.job.done, 'letter')}")
+    def _let_go(self, place_ids: list[int], *, why: str) -> None:
+        """Stop reading these places, end their jobs if keeping was turned off, then unlock them."""
+        if not place_ids:
+            return
+        gone = [self.held.pop(place_id) for place_id in place_ids]
+        for held in gone:
+            held.stop.set()
+        self._wait_for_readers()
+        for held in gone:
+            if held.draining is not None:
+                held.draining.result()
+            if held.job is not None and why == "keeping turned off":
+                Job.objects.filter(pk=held.job.pk).exclude(status__in=Job.FINISHED).update(cancel_requested=True)
+                finish(held.job, Job.Status.CANCELLED, f"{why} after {counted(held.job.done, 'letter')}")
         if self._locks is not None and not self._locks.closed:
             try:
-                self._locks.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, place_id])
+                self._locks.execute("SELECT pg_advisory_unlock(%s, id::int) FROM unnest(%s::bigint[]) AS id",
+                                    [LOCK_CLASS, place_ids])
             except psycopg.Error:
                 pass  # the connection is gone, and its locks with it
 
+    def _wait_for_readers(self) -> None:
+        """Tell the readers what they follow now, and wait until they do."""
+        for reading, generation in self._plan():
+            if not reading.wait_applied(generation, LET_GO_SECONDS):
+                log.warning("%s did not let go of its places within %ss", reading.name, LET_GO_SECONDS)
+
     def _let_go_of_everything(self) -> None:
-        for held in self.held.values():
+        gone = list(self.held.values())
+        for held in gone:
             held.stop.set()
-        for held in list(self.held.values()):
+        self.held.clear()
+        if self.stopping.is_set():
+            for reading in self.readings.values():
+                reading.join(LET_GO_SECONDS)
+            self.readings.clear()
+        else:
+            self._wait_for_readers()
+        for held in gone:
             if held.draining is not None:
                 try:
                     held.draining.result()
                 except Exception:  # noqa: BLE001 - it was logged where it happened
                     pass
-        self.held.clear()
-        for broker_id in list(self._adapters):
-            self._close_adapter(broker_id)
+        self._places_digest = None
+        self._jobs_digest = None
         if self._locks is not None:
             try:
                 self._locks.close()

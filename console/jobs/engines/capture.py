@@ -11,15 +11,16 @@ one the child decodes meanwhile. Batches are sized by their bodies (console.jobs
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from console.brokers import Adapter, CaptureSession
+from console.brokers import Adapter, CaptureSession, PlaceRef, Received
 from console.brokers.capture_process import ChildCapture
+from console.brokers.readers import PlaceReader
 from console.jobs.control import advance, checkpoint, place_of, with_broker_retry
 from console.jobs.engines.batch_sizing import BatchSizer
 from console.models import DeadPlace, Job
@@ -149,3 +150,28 @@ def _open_capture(adapter: Adapter, place: DeadPlace, *, prefetch: int, in_child
     if adapter.in_process or not in_child:
         return adapter.open_capture(place.ref, prefetch=prefetch)
     return ChildCapture(adapter.config, place.ref, prefetch=prefetch, sizer=sizer)
+
+
+def keep_taken(reader: PlaceReader, taken: Mapping[PlaceRef, list[Received]],
+               kept: Mapping[PlaceRef, tuple[DeadPlace, Job]]) -> None:
+    """Store what a reader took from many kept places (console.jobs.automation.reading) in one
+    transaction, then acknowledge each place's messages: the order of ``capture_pass``
+    (committed before acknowledged, a redelivered copy matched to the letter stored before,
+    console.services.custody.store_prepared), one commit for all the places of a take. Each
+    place's keep job counts its letters in that transaction. A failed acknowledgement leaves
+    the rest unacknowledged: they come back redelivered and match their copies."""
+    stored: dict[PlaceRef, list[int]] = {}
+    with transaction.atomic():
+        for ref, messages in taken.items():
+            place, job = kept[ref]
+            result = store_prepared(place, prepare_batch(place, messages, job), job=job, actor=job.actor_name,
+                                    reason=job.reason)
+            advance(job, done=result.counted)
+            stored[ref] = result.ids
+    acked: list[int] = []
+    try:
+        for ref, messages in taken.items():
+            reader.ack(ref, messages)
+            acked += stored[ref]
+    finally:
+        mark_acked(acked)

@@ -1,0 +1,219 @@
+"""The keeper's reading: one thread per reader, a reader per broker (or a few: DLO_KEEPER_CONNECTIONS),
+following every place of that broker the keeper holds.
+
+The thread takes what the reader hands over (console.brokers.readers: pushed by the broker as
+letters die, or found by one call over all the places), stores it through the capture path in
+one transaction for all its places, and acknowledges it after the commit
+(console.jobs.engines.capture.keep_taken). An idle place costs its subscription; a letter is
+taken as it arrives.
+
+A place that keeps its reader's share full take after take (a stream of deaths, or a backlog)
+is handed to a drain of its own for a slice (the keeper's pool, reading in a child process as
+a capture job does) and followed again once the drain found it empty or its slice ran out: the
+others keep their turn meanwhile.
+
+A broker that does not answer closes the reader (what it held goes back to the broker) and
+is tried again after a growing pause; its places' jobs say why (status ``waiting``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+from console.brokers import Adapter, BrokerError, PlaceRef
+from console.brokers.readers import PlaceReader
+from console.jobs.engines.capture import keep_taken
+from console.models import Broker
+from console.services.custody import mark_place_acked
+from console.tracing import telemetry
+
+if TYPE_CHECKING:
+    from console.jobs.automation.keeper import Held
+
+log = logging.getLogger(__name__)
+
+#: How long a take waits for a letter before the thread looks at what it should follow again.
+TAKE_WAIT_SECONDS = 0.25
+#: Takes in a row that fill a place's share before it gets a drain of its own.
+STREAM_TAKES = 3
+#: The longest pause before a broker that failed is tried again.
+MAX_BACKOFF_SECONDS = 30.0
+#: How long a place with copies waiting for an acknowledgement stays quiet before the reader is
+#: asked whether they can be forgotten (console.brokers.readers.PlaceReader.settled).
+SETTLE_AFTER_SECONDS = 1.0
+
+
+class Reading(threading.Thread):
+    """Reads the places of one broker the keeper gives it (``want``), until ``stopping`` is set."""
+
+    def __init__(self, name: str, broker: Broker, stopping: threading.Event, *,
+                 failed: Callable[[Held, str], None], recovered: Callable[[Held], None],
+                 drain: Callable[[Held], None]) -> None:
+        super().__init__(name=name, daemon=True)
+        self.broker = broker
+        self.stopping = stopping
+        self._failed = failed
+        self._recovered = recovered
+        self._drain = drain
+        self._lock = threading.Lock()
+        self._wanted: dict[PlaceRef, Held] = {}
+        self._asked = 0  # the generation of what the keeper asked last
+        self._applied = 0  # the generation the reader follows
+        self._applied_changed = threading.Condition()
+        self.reader: PlaceReader | None = None
+        self._adapter: Adapter | None = None
+        self.failures = 0
+        self._quiet_since: dict[PlaceRef, float] = {}
+        self._reopen = False
+
+    # -- what the keeper asks ------------------------------------------------------------------
+
+    def want(self, places: dict[PlaceRef, Held]) -> int:
+        """Follow exactly these places from the thread's next turn; returns the generation to
+        wait for (``wait_applied``)."""
+        with self._lock:
+            if places.keys() != self._wanted.keys() or any(places[ref] is not held
+                                                           for ref, held in self._wanted.items()):
+                self._wanted = dict(places)
+                self._asked += 1
+            return self._asked
+
+    def wait_applied(self, generation: int, timeout: float) -> bool:
+        """Wait until the reader follows what ``want`` asked (a place let go is read by nobody
+        from then on); False if the thread is stopped or the time ran out."""
+        with self._applied_changed:
+            return self._applied_changed.wait_for(
+                lambda: self._applied >= generation or not self.is_alive(), timeout)
+
+    def use(self, broker: Broker) -> None:
+        """The broker as read again by the keeper: a changed connection setting opens the
+        reader again."""
+        if broker.config() != self.broker.config():
+            with self._lock:
+                self.broker = broker
+                self._reopen = True
+        else:
+            self.broker = broker
+
+    # -- the thread ----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        followed: dict[PlaceRef, Held] = {}
+        try:
+            while not self.stopping.is_set():
+                try:
+                    followed = self._turn(followed)
+                except BrokerError as exc:
+                    followed = self._broker_failed(followed, exc.message)
+                except Exception:  # noqa: BLE001 - one broker's trouble must not stop the keeper
+                    log.exception("reading %s failed", self.broker)
+                    followed = self._broker_failed(followed, "internal error (see the keeper's log)")
+        finally:
+            self._close()
+            self._set_applied(self._asked)
+            connection.close()
+
+    def _turn(self, followed: dict[PlaceRef, Held]) -> dict[PlaceRef, Held]:
+        close_old_connections()
+        now = time.monotonic()
+        with self._lock:
+            wanted = {ref: held for ref, held in self._wanted.items() if held.readable(now)}
+            generation, reopen, self._reopen = self._asked, self._reopen, False
+        if reopen or not wanted:
+            self._close()  # nothing to follow: no connection either
+            followed = {}
+        if not wanted:
+            self._set_applied(generation)
+            self.stopping.wait(TAKE_WAIT_SECONDS)
+            return followed
+        reader = self._reader()
+        if wanted.keys() != followed.keys():
+            refused = reader.follow(list(wanted))
+            for ref, error in refused.items():
+                self._failed(wanted.pop(ref), error.message)
+            if self.failures:
+                for held in wanted.values():
+                    self._recovered(held)
+                self.failures = 0
+        followed = wanted
+        self._set_applied(generation)
+        taken = reader.take(settings.DLO_BATCH_SIZE, wait_seconds=TAKE_WAIT_SECONDS)
+        if not taken:
+            self._settle(followed)
+            return followed
+        # A place whose job ended meanwhile keeps its messages unacknowledged: it is let go at the
+        # next turn, and they go back to the broker.
+        kept = {ref: (followed[ref].place, job) for ref in taken if (job := followed[ref].job) is not None}
+        taken = {ref: messages for ref, messages in taken.items() if ref in kept}
+        with telemetry.span("keeper batch", {"dlo.keeper.places": len(taken)}):
+            keep_taken(reader, taken, kept)
+        now = time.monotonic()
+        streams = []
+        for ref, messages in taken.items():
+            held = followed[ref]
+            self._quiet_since[ref] = now
+            held.full_takes = held.full_takes + 1 if len(messages) >= reader.per_place else 0
+            if held.full_takes >= STREAM_TAKES:
+                streams.append(ref)
+        if streams:
+            # Let go of them here first: their drain reads them alone.
+            followed = {ref: held for ref, held in followed.items() if ref not in streams}
+            reader.follow(list(followed))
+            for ref in streams:
+                held = wanted[ref]
+                held.full_takes = 0
+                self._drain(held)
+        return followed
+
+    def _settle(self, followed: dict[PlaceRef, Held]) -> None:
+        """Copies an interrupted capture committed, whose messages were acknowledged before their
+        pending-ack rows went, are forgotten once the reader says nothing of the place is out."""
+        now = time.monotonic()
+        for ref, held in followed.items():
+            if held.unsettled and now - self._quiet_since.get(ref, 0.0) >= SETTLE_AFTER_SECONDS:
+                assert self.reader is not None
+                if self.reader.settled(ref):
+                    mark_place_acked(held.place)
+                    held.unsettled = False
+                self._quiet_since[ref] = now
+
+    def _reader(self) -> PlaceReader:
+        if self.reader is None:
+            adapter = self.broker.adapter()
+            adapter.__enter__()
+            self._adapter = adapter
+            self.reader = adapter.open_reader(per_place=settings.DLO_KEEPER_PREFETCH)
+        return self.reader
+
+    def _broker_failed(self, followed: dict[PlaceRef, Held], message: str) -> dict[PlaceRef, Held]:
+        self._close()
+        self.failures += 1
+        pause = min(MAX_BACKOFF_SECONDS, 2.0 ** self.failures)
+        log.warning("reading %s: %s (trying again in %.0fs)", self.broker, message, pause)
+        with self._lock:
+            wanted = list(self._wanted.values())
+        for held in wanted:
+            self._failed(held, message)
+        self.stopping.wait(pause)
+        return {}
+
+    def _close(self) -> None:
+        reader, adapter, self.reader, self._adapter = self.reader, self._adapter, None, None
+        for closing in (reader, adapter):
+            if closing is not None:
+                try:
+                    closing.close()
+                except Exception:  # noqa: BLE001 - it is being thrown away; what it held goes back
+                    pass
+
+    def _set_applied(self, generation: int) -> None:
+        with self._applied_changed:
+            self._applied = generation
+            self._applied_changed.notify_all()
