@@ -7,17 +7,14 @@ as class attributes; the services and the UI read those flags instead of branchi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from console.brokers.envelope import FailureEnvelope
 from console.brokers.letter_tables import LetterTable
 from console.brokers.policy import DeliveryPolicy
-
-if TYPE_CHECKING:
-    from console.brokers.readers import PlaceReader
 
 
 class BrokerError(Exception):
@@ -148,6 +145,54 @@ class CaptureSession:
         self.close()
 
 
+class PlaceReader:
+    """Reads the places it is told to follow, each at most ``per_place`` messages ahead."""
+
+    def __init__(self, adapter: Adapter, *, per_place: int) -> None:
+        self.adapter = adapter
+        self.per_place = max(1, per_place)
+
+    def follow(self, places: Collection[PlaceRef]) -> dict[PlaceRef, BrokerError]:
+        """Read exactly these places from now on: subscribe to the new ones; for those no
+        longer named, hand what is in hand back to the broker unacknowledged and stop reading
+        them (another reader, or a capture, may read them next). Returns the places that could
+        not be followed and why (a queue that is gone: ``permanent``); they are left out, and
+        named again by the keeper later. A lost connection raises BrokerError."""
+        raise NotImplementedError
+
+    def take(self, max_count: int, wait_seconds: float) -> dict[PlaceRef, list[Received]]:
+        """Messages in hand, at most ``per_place`` of one place and ``max_count`` in all, the
+        places taken in turn (a stream into one never starves the others); waits up to
+        ``wait_seconds`` for the first one, and returns {} when none came. The messages stay
+        the reader's, unacknowledged, until ``ack``. A lost connection raises BrokerError:
+        the keeper then closes the reader and opens another, and what was unacknowledged comes
+        back redelivered."""
+        raise NotImplementedError
+
+    def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
+        """Acknowledge messages of one place whose copies are committed; returns once the broker
+        has them (a round trip where the acknowledgement itself has no answer), as
+        CaptureSession.ack."""
+        raise NotImplementedError
+
+    def settled(self, place: PlaceRef) -> bool:
+        """True when nothing of the place waits on the broker, is on its way to this reader or
+        is held unacknowledged by anyone: copies an interrupted capture committed whose
+        messages were acknowledged after all may then be forgotten
+        (console.services.custody.mark_place_acked). Asked only for places with such copies,
+        when they have been quiet a while. Answering False when unsure is always safe."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Hand everything unacknowledged back and release the connection. Safe to call twice."""
+
+    def __enter__(self) -> PlaceReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class Adapter:
     """Base of every broker adapter. Subclasses set ``kind`` and the capability flags."""
 
@@ -218,11 +263,11 @@ class Adapter:
 
     def open_reader(self, *, per_place: int) -> PlaceReader:
         """The keeper's long-lived reader over many places of this broker
-        (console.brokers.readers), at most ``per_place`` messages of each ahead. By default one
-        that asks the depths of all its places in one call and reads those holding messages
-        through capture sessions; brokers that push messages to subscribers read them as they
-        are pushed."""
-        from console.brokers.readers import SessionReader
+        (console.brokers.readers), at most ``per_place`` messages of each ahead: one that reads
+        messages as the broker pushes them where it does; else
+        ``console.brokers.readers.SessionReader``, which asks the depths of all its places in
+        one call and reads those holding messages through capture sessions."""
+        from console.brokers.readers import SessionReader  # interim, until every adapter has its own
 
         return SessionReader(self, per_place=per_place)
 

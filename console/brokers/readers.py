@@ -1,4 +1,5 @@
-"""Readers: the keeper's long-lived way of reading many dead places of one broker at once.
+"""Readers: the keeper's long-lived way of reading many dead places of one broker at once
+(the contract, ``PlaceReader``, is in console.brokers.base with the rest of the adapters' one).
 
 A capture session (console.brokers.base.CaptureSession) reads one place for a while and closes.
 A reader follows hundreds of places for as long as the keeper keeps them, over one connection
@@ -20,60 +21,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
 
-from console.brokers.base import BrokerError, CaptureSession, PlaceRef, Received
+from console.brokers.base import Adapter, BrokerError, CaptureSession, PlaceReader, PlaceRef, Received
 
-if TYPE_CHECKING:
-    from console.brokers.base import Adapter
-
-
-class PlaceReader:
-    """Reads the places it is told to follow, each at most ``per_place`` messages ahead."""
-
-    def __init__(self, adapter: Adapter, *, per_place: int) -> None:
-        self.adapter = adapter
-        self.per_place = max(1, per_place)
-
-    def follow(self, places: Collection[PlaceRef]) -> dict[PlaceRef, BrokerError]:
-        """Read exactly these places from now on: subscribe to the new ones; for those no
-        longer named, hand what is in hand back to the broker unacknowledged and stop reading
-        them (another reader, or a capture, may read them next). Returns the places that could
-        not be followed and why (a queue that is gone: ``permanent``); they are left out, and
-        named again by the keeper later. A lost connection raises BrokerError."""
-        raise NotImplementedError
-
-    def take(self, max_count: int, wait_seconds: float) -> dict[PlaceRef, list[Received]]:
-        """Messages in hand, at most ``per_place`` of one place and ``max_count`` in all, the
-        places taken in turn (a stream into one never starves the others); waits up to
-        ``wait_seconds`` for the first one, and returns {} when none came. The messages stay
-        the reader's, unacknowledged, until ``ack``. A lost connection raises BrokerError:
-        the keeper then closes the reader and opens another, and what was unacknowledged comes
-        back redelivered."""
-        raise NotImplementedError
-
-    def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
-        """Acknowledge messages of one place whose copies are committed; returns once the broker
-        has them (a round trip where the acknowledgement itself has no answer), as
-        CaptureSession.ack."""
-        raise NotImplementedError
-
-    def settled(self, place: PlaceRef) -> bool:
-        """True when nothing of the place waits on the broker, is on its way to this reader or
-        is held unacknowledged by anyone: copies an interrupted capture committed whose
-        messages were acknowledged after all may then be forgotten
-        (console.services.custody.mark_place_acked). Asked only for places with such copies,
-        when they have been quiet a while. Answering False when unsure is always safe."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Hand everything unacknowledged back and release the connection. Safe to call twice."""
-
-    def __enter__(self) -> PlaceReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+__all__ = ["PlaceReader", "SessionReader"]
 
 
 class SessionReader(PlaceReader):
@@ -94,6 +45,7 @@ class SessionReader(PlaceReader):
         self.sessions: dict[PlaceRef, CaptureSession] = {}
         self.drained: set[PlaceRef] = set()
         self.fresh: set[PlaceRef] = set()
+        self.in_hand: set[PlaceRef] = set()  # places with messages taken and not yet acknowledged
         self.next_look = 0.0
 
     def follow(self, places: Collection[PlaceRef]) -> dict[PlaceRef, BrokerError]:
@@ -119,7 +71,8 @@ class SessionReader(PlaceReader):
                 if batch:
                     taken[place] = batch
                     left -= len(batch)
-                else:
+                    self.in_hand.add(place)
+                elif place not in self.in_hand:  # its session is closed once what it gave is acknowledged
                     self._close_session(place)
                     self.drained.add(place)
             if taken or time.monotonic() >= deadline:
@@ -138,11 +91,13 @@ class SessionReader(PlaceReader):
 
     def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
         self.sessions[place].ack(messages)
+        self.in_hand.discard(place)
 
     def settled(self, place: PlaceRef) -> bool:
         return place in self.drained
 
     def _close_session(self, place: PlaceRef) -> None:
+        self.in_hand.discard(place)
         session = self.sessions.pop(place)
         try:
             session.close()

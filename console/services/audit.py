@@ -29,6 +29,24 @@ def actor_user(actor: Actor) -> User | None:
     return None if isinstance(actor, str) else actor
 
 
+@dataclass
+class Event:
+    """One event to append to the chain (``record_many``)."""
+
+    action: str
+    actor: Actor
+    reason: str = ""
+    ticket: str = ""
+    job: Job | int | None = None
+    broker: Broker | None = None
+    place: DeadPlace | None = None
+    target: str = ""
+    letter_ids: Iterable[int] = ()
+    count: int | None = None
+    outcome: str = ""
+    details: dict[str, Any] | None = None
+
+
 def record(
     action: str,
     *,
@@ -45,39 +63,58 @@ def record(
     details: dict[str, Any] | None = None,
 ) -> AuditEvent:
     """Append one event to the chain. Must run inside the transaction of the change."""
+    return record_many([Event(action, actor, reason, ticket, job, broker, place, target, letter_ids, count,
+                              outcome, details)])[0]
+
+
+def record_many(events: Iterable[Event]) -> list[AuditEvent]:
+    """Append events to the chain, in order, in one step: the chain's lock and its last hash
+    read once, the events and the places they concern inserted in one statement each. Must
+    run inside the transaction of the changes."""
+    wanted = list(events)
+    if not wanted:
+        return []
     if not connection.in_atomic_block:
         raise RuntimeError("audit.record must run inside the transaction of the change it records")
-    ids = sorted(letter_ids)
-    if place is not None and broker is None:
-        broker = place.broker
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CHAIN_LOCK])
     prev = AuditEvent.objects.order_by("-id").values_list("hash", flat=True).first() or GENESIS
-    event = AuditEvent(
-        at=timezone.now(),
-        actor_name=actor_name(actor),
-        action=action,
-        reason=reason,
-        ticket=ticket,
-        job_id=getattr(job, "pk", job),
-        broker_name=broker.name if broker is not None else "",
-        place_name=str(place.name) if place is not None else "",
-        target=target,
-        letter_ids=ids,
-        count=len(ids) if count is None else count,
-        outcome=outcome,
-        details=details or {},
-        source_ip=source_ip.get(),
-        prev_hash=prev,
-    )
-    event.hash = event.compute_hash()
-    event.save(force_insert=True)
+    at = timezone.now()
+    made: list[tuple[AuditEvent, list[tuple[int, int | None]]]] = []
+    for wanted_event in wanted:
+        ids = sorted(wanted_event.letter_ids)
+        place = wanted_event.place
+        broker = place.broker if place is not None and wanted_event.broker is None else wanted_event.broker
+        event = AuditEvent(
+            at=at,
+            actor_name=actor_name(wanted_event.actor),
+            action=wanted_event.action,
+            reason=wanted_event.reason,
+            ticket=wanted_event.ticket,
+            job_id=getattr(wanted_event.job, "pk", wanted_event.job),
+            broker_name=broker.name if broker is not None else "",
+            place_name=str(place.name) if place is not None else "",
+            target=wanted_event.target,
+            letter_ids=ids,
+            count=len(ids) if wanted_event.count is None else wanted_event.count,
+            outcome=wanted_event.outcome,
+            details=wanted_event.details or {},
+            source_ip=source_ip.get(),
+            prev_hash=prev,
+        )
+        event.hash = prev = event.compute_hash()
+        where = sorted(concerns(broker=broker, place=place, job=wanted_event.job, letter_ids=ids),
+                       key=lambda pair: (pair[0], pair[1] or 0))
+        made.append((event, where))
+    if len(made) == 1:
+        made[0][0].save(force_insert=True)
+    else:
+        AuditEvent.objects.bulk_create([event for event, _ in made])
     AuditEventPlace.objects.bulk_create(
         AuditEventPlace(event=event, broker_id=broker_id, place_id=place_id)
-        for broker_id, place_id in sorted(concerns(broker=broker, place=place, job=job, letter_ids=ids),
-                                          key=lambda pair: (pair[0], pair[1] or 0))
+        for event, where in made for broker_id, place_id in where
     )
-    return event
+    return [event for event, _ in made]
 
 
 #: (broker id, place id or None for the whole broker)

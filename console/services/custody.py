@@ -85,53 +85,103 @@ def store_captured(
     return store_prepared(place, prepare_batch(place, batch, job), job=job, actor=actor, reason=reason)
 
 
+@dataclass(frozen=True)
+class PlaceBatch:
+    """One place's prepared batch, with the job that took it and who is audited for it."""
+
+    place: DeadPlace
+    batch: PreparedBatch
+    job: Job | None
+    actor: Actor
+    reason: str = ""
+
+
 @transaction.atomic(savepoint=False)  # inside a capture's batch transaction: no savepoint round trips
 def store_prepared(place: DeadPlace, batch: PreparedBatch, *, job: Job | None, actor: Actor,
                    reason: str = "") -> Stored:
-    """Commit a prepared batch; the caller acks its messages on the broker afterwards.
+    """Commit a prepared batch; the caller acks its messages on the broker afterwards
+    (``store_many`` of one place)."""
+    return store_many([PlaceBatch(place, batch, job, actor, reason)])[0]
+
+
+@transaction.atomic(savepoint=False)
+def store_many(batches: Sequence[PlaceBatch]) -> list[Stored]:
+    """Commit prepared batches of several places at once (the keeper's readers take a few
+    letters of many places at a time); the caller acks their messages on the broker afterwards.
+    What each place's batch became, in order.
 
     A redelivered message whose copy was committed but never acked (a crash between the two)
     matches that copy instead of being stored twice. Letters carrying our replay id header
-    are linked to the letter whose replay they are, and counted against that job.
+    are linked to the letter whose replay they are, and counted against that job. The letters
+    of all the batches go in one COPY, their pending acks in one statement and their audit
+    events in one chain step (an event per place), so a letter trickling into each of many
+    places costs a few statements for all, not a few each.
     """
-    pending: dict[str, list[int]] = {}
-    stored_by: dict[int, int | None] = {}
-    redelivered_keys = {row["custody_key"] for item, row in zip(batch.items, batch.rows, strict=True)
-                        if item.redelivered}
-    if redelivered_keys:
-        for letter_id, key, capture_job in (
-            PendingAck.objects.filter(place=place, custody_key__in=redelivered_keys)
-            .order_by("letter_id")
-            .values_list("letter_id", "custody_key", "letter__capture_job_id")
-        ):
-            pending.setdefault(key, []).append(letter_id)
-            stored_by[letter_id] = capture_job
-
-    fresh: list[tuple[dict[str, Any], Arrival]] = []
-    matched: list[int] = []
-    for item, row in zip(batch.items, batch.rows, strict=True):
-        if item.redelivered and pending.get(row["custody_key"]):
-            matched.append(pending[row["custody_key"]].pop(0))
-            continue
-        fresh.append((row, item))
+    pending, stored_by = _pending_copies(batches)
+    fresh_of: list[list[tuple[dict[str, Any], Arrival]]] = []
+    matched_of: list[list[int]] = []
+    for entry in batches:
+        fresh: list[tuple[dict[str, Any], Arrival]] = []
+        matched: list[int] = []
+        for item, row in zip(entry.batch.items, entry.batch.rows, strict=True):
+            copies = pending.get((entry.place.pk, row["custody_key"])) if item.redelivered else None
+            if copies:
+                matched.append(copies.pop(0))
+            else:
+                fresh.append((row, item))
+        fresh_of.append(fresh)
+        matched_of.append(matched)
 
     now = timezone.now()
-    rows = [row for row, _ in fresh]
-    counts, on_ladder = _link_returns(fresh)
+    every_fresh = [pair for fresh in fresh_of for pair in fresh]
+    rows = [row for row, _ in every_fresh]
+    counts, on_ladder = _link_returns(every_fresh)
     safeguards.mark_returns(rows, counts, now, on_ladder=on_ladder)
     new_ids = copy_insert(DeadLetter, rows)
     write_new_decoded_texts(new_ids, rows)  # a compressed letter is searched decoded
-    _await_ack(place, new_ids, [row["custody_key"] for row in rows])
-    if new_ids:
-        audit.record(
-            "capture", actor=actor, reason=reason, job=job, place=place, letter_ids=new_ids, outcome="stored",
-            details={"already_in_custody": len(matched)} if matched else None,
-        )
-        safeguards.audit_quarantined(place, rows, new_ids)
-        safeguards.note_arrivals(place, rows, new_ids, now, on_ladder=on_ladder)
-        _tell_new_groups(place, rows, new_ids)
-    job_id = job.pk if job is not None else None
-    return Stored(new_ids, matched, taken_over=sum(1 for i in matched if job_id is None or stored_by[i] != job_id))
+    _await_ack(new_ids, [row["place_id"] for row in rows], [row["custody_key"] for row in rows])
+
+    stored: list[Stored] = []
+    arrived: list[tuple[DeadPlace, list[dict[str, Any]], list[int]]] = []
+    start = 0
+    for entry, fresh, matched in zip(batches, fresh_of, matched_of, strict=True):
+        ids = new_ids[start:start + len(fresh)]
+        start += len(fresh)
+        job_id = entry.job.pk if entry.job is not None else None
+        stored.append(Stored(ids, matched, taken_over=sum(1 for i in matched
+                                                          if job_id is None or stored_by[i] != job_id)))
+        if ids:
+            arrived.append((entry.place, [row for row, _ in fresh], ids))
+    audit.record_many([
+        audit.Event("capture", actor=entry.actor, reason=entry.reason, job=entry.job, place=entry.place,
+                    letter_ids=result.new, outcome="stored",
+                    details={"already_in_custody": len(result.matched)} if result.matched else None)
+        for entry, result in zip(batches, stored, strict=True) if result.new])
+    for place, place_rows, ids in arrived:
+        safeguards.audit_quarantined(place, place_rows, ids)
+    safeguards.note_arrivals_of_places(arrived, now, on_ladder=on_ladder)
+    _tell_new_groups(arrived)
+    return stored
+
+
+def _pending_copies(batches: Sequence[PlaceBatch]) -> tuple[dict[tuple[int, str], list[int]], dict[int, int | None]]:
+    """Copies committed but not acked that the batches' redelivered messages may match: by
+    place and custody key, the letters (oldest first); and the job that stored each."""
+    wanted = {(entry.place.pk, row["custody_key"]) for entry in batches
+              for item, row in zip(entry.batch.items, entry.batch.rows, strict=True) if item.redelivered}
+    pending: dict[tuple[int, str], list[int]] = {}
+    stored_by: dict[int, int | None] = {}
+    if wanted:
+        for letter_id, place_id, key, capture_job in (
+            PendingAck.objects.filter(place_id__in={place for place, _ in wanted},
+                                      custody_key__in={key for _, key in wanted})
+            .order_by("letter_id")
+            .values_list("letter_id", "place_id", "custody_key", "letter__capture_job_id")
+        ):
+            if (place_id, key) in wanted:
+                pending.setdefault((place_id, key), []).append(letter_id)
+                stored_by[letter_id] = capture_job
+    return pending, stored_by
 
 
 def _link_returns(fresh: list[tuple[dict[str, Any], Arrival]]) -> tuple[dict[int, int], set[int]]:
@@ -157,19 +207,23 @@ def _link_returns(fresh: list[tuple[dict[str, Any], Arrival]]) -> tuple[dict[int
             {parent["id"] for parent in parents if parent["handling__action"] == "retry"})
 
 
-def _tell_new_groups(place: DeadPlace, rows: list[dict[str, Any]], new_ids: list[int]) -> None:
+def _tell_new_groups(arrived: Sequence[tuple[DeadPlace, list[dict[str, Any]], list[int]]]) -> None:
     """A failure group whose first letters are in this batch is new: those who subscribed hear
-    of it once (a storm of its letters in later batches finds the earlier ones). Two queries a
-    batch, and only while someone listens for new groups."""
-    if not Subscription.objects.filter(events__contains=["group.new"]).exists():
+    of it once (a storm of its letters in later batches finds the earlier ones). Two queries
+    for all the places' letters, and only while someone listens for new groups."""
+    if not arrived or not Subscription.objects.filter(events__contains=["group.new"]).exists():
         return
-    first: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        if row["fingerprint"]:
-            first.setdefault(row["fingerprint"], row)
-    seen = set(DeadLetter.objects.filter(fingerprint__in=list(first), id__lt=min(new_ids))
+    first: dict[str, tuple[DeadPlace, dict[str, Any]]] = {}
+    for place, rows, _ in arrived:
+        for row in rows:
+            if row["fingerprint"]:
+                first.setdefault(row["fingerprint"], (place, row))
+    if not first:
+        return
+    oldest = min(min(ids) for _, _, ids in arrived)
+    seen = set(DeadLetter.objects.filter(fingerprint__in=list(first), id__lt=oldest)
                .values_list("fingerprint", flat=True).distinct())
-    for fingerprint, row in first.items():
+    for fingerprint, (place, row) in first.items():
         if fingerprint not in seen:
             notify("group.new", key=f"group:{fingerprint}", place=place,
                    subject=f"a new failure group in {place}: {row['exception_type'] or row['reason']}",
@@ -178,14 +232,14 @@ def _tell_new_groups(place: DeadPlace, rows: list[dict[str, Any]], new_ids: list
                             "reason": row["reason"]})
 
 
-def _await_ack(place: DeadPlace, letter_ids: list[int], keys: list[str]) -> None:
+def _await_ack(letter_ids: list[int], place_ids: list[int], keys: list[str]) -> None:
     if not letter_ids:
         return
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {PendingAck._meta.db_table} (letter_id, place_id, custody_key) "
-            "SELECT unnest(%s::bigint[]), %s, unnest(%s::varchar[])",
-            [letter_ids, place.pk, keys],
+            "SELECT unnest(%s::bigint[]), unnest(%s::bigint[]), unnest(%s::varchar[])",
+            [letter_ids, place_ids, keys],
         )
 
 

@@ -142,29 +142,38 @@ class _Streak:
         return ""
 
 
-def note_arrivals(place: DeadPlace, rows: Sequence[dict[str, Any]], ids: Sequence[int], now: datetime, *,
-                  on_ladder: Set[int] = frozenset()) -> None:
-    """Add a stored batch's letters (in arrival order) to their origins' streaks, and open the
-    breakers they trip: one locking read and one upsert for the whole batch.
+def note_arrivals_of_places(arrived: Sequence[tuple[DeadPlace, Sequence[dict[str, Any]], Sequence[int]]],
+                            now: datetime, *, on_ladder: Set[int] = frozenset()) -> None:
+    """Add stored batches' letters (each place's in arrival order) to their origins' streaks,
+    and open the breakers they trip: one locking read and one upsert for the places of a broker
+    and scope (an origin is a broker's, in a scope; the first place its letters came from is
+    named when its breaker opens).
 
     A return of a try of a rule's retry ladder (its parent in ``on_ladder``) adds nothing: one
     message failing again as its ladder planned is that message's business (the ladder counts
     it), not a sign that its consumer is broken."""
-    arrivals: dict[str, list[tuple[str, datetime, int]]] = {}
-    for row, letter_id in zip(rows, ids, strict=True):
-        if row["origin_queue"] and row.get("parent_id") not in on_ladder:
-            arrivals.setdefault(row["origin_queue"], []).append(
-                (row["exception_type"], row["last_failed_at"] or now, letter_id))
-    if not arrivals:
-        return
+    by_scope: dict[tuple[int, str], dict[str, tuple[DeadPlace, list[tuple[str, datetime, int]]]]] = {}
+    for place, rows, ids in arrived:
+        arrivals = by_scope.setdefault((place.broker_id, place.scope), {})
+        for row, letter_id in zip(rows, ids, strict=True):
+            if row["origin_queue"] and row.get("parent_id") not in on_ladder:
+                arrivals.setdefault(row["origin_queue"], (place, []))[1].append(
+                    (row["exception_type"], row["last_failed_at"] or now, letter_id))
+    for (broker_id, scope), arrivals in sorted(by_scope.items()):
+        if arrivals:
+            _note_origins(broker_id, scope, arrivals, now)
+
+
+def _note_origins(broker_id: int, scope: str,
+                  arrivals: dict[str, tuple[DeadPlace, list[tuple[str, datetime, int]]]], now: datetime) -> None:
     # Rows locked in id order, so two captures touching the same origins cannot deadlock. Two
     # captures seeing a brand-new origin at the same instant: the later upsert's streak wins.
     known = {o.name: o for o in Origin.objects.select_for_update().filter(
-        broker_id=place.broker_id, scope=place.scope, name__in=list(arrivals)).order_by("id")}
+        broker_id=broker_id, scope=scope, name__in=list(arrivals)).order_by("id")}
     same, any_, reset_after = _breaker_same(), _breaker_any(), _reset_after()
     streaks: dict[str, _Streak] = {}
-    opened: list[tuple[str, _Streak, list[int]]] = []
-    for name, letters in arrivals.items():
+    opened: list[tuple[DeadPlace, str, _Streak, list[int]]] = []
+    for name, (place, letters) in arrivals.items():
         origin = known.get(name)
         streak = _Streak() if origin is None else _Streak(
             origin.streak_exception, origin.streak_same, origin.streak_any, origin.last_arrival_at,
@@ -173,10 +182,10 @@ def note_arrivals(place: DeadPlace, rows: Sequence[dict[str, Any]], ids: Sequenc
             streak.add(exception, at, reset_after)
             if streak.opened_at is None and (why := streak.trips(same, any_)):
                 streak.opened_at, streak.reason = now, why
-                opened.append((name, streak, [letter_id for *_, letter_id in letters]))
+                opened.append((place, name, streak, [letter_id for *_, letter_id in letters]))
         streaks[name] = streak
-    _upsert(place, streaks)
-    for name, streak, letter_ids in opened:
+    _upsert(broker_id, scope, streaks)
+    for place, name, streak, letter_ids in opened:
         audit.record("breaker_open", actor=SYSTEM_ACTOR, place=place, target=name, letter_ids=letter_ids,
                      reason=streak.reason, outcome="opened",
                      details={"origin": name, "exception": streak.exception, "same": streak.same, "any": streak.any})
@@ -185,7 +194,7 @@ def note_arrivals(place: DeadPlace, rows: Sequence[dict[str, Any]], ids: Sequenc
                details={"origin": name, "exception": streak.exception, "same": streak.same, "any": streak.any})
 
 
-def _upsert(place: DeadPlace, streaks: dict[str, _Streak]) -> None:
+def _upsert(broker_id: int, scope: str, streaks: dict[str, _Streak]) -> None:
     names = sorted(streaks)  # new origins inserted in one order by every capture: no deadlock between two
     values = [streaks[n] for n in names]
     table = Origin._meta.db_table
@@ -199,7 +208,7 @@ def _upsert(place: DeadPlace, streaks: dict[str, _Streak]) -> None:
             "streak_same = EXCLUDED.streak_same, streak_any = EXCLUDED.streak_any, "
             "last_arrival_at = EXCLUDED.last_arrival_at, breaker_opened_at = EXCLUDED.breaker_opened_at, "
             "breaker_reason = EXCLUDED.breaker_reason",
-            [place.broker_id, place.scope, names, [s.exception[:500] for s in values], [s.same for s in values],
+            [broker_id, scope, names, [s.exception[:500] for s in values], [s.same for s in values],
              [s.any for s in values], [s.last for s in values], [s.opened_at for s in values],
              [s.reason[:500] for s in values]],
         )

@@ -24,12 +24,14 @@ from console.brokers.base import (
     CaptureSession,
     Outgoing,
     PlaceInfo,
+    PlaceReader,
     PlaceRef,
     PublishResult,
     Received,
 )
 from console.brokers.envelope import FailureEnvelope
 from console.brokers.policy import DeliveryPolicy
+from console.brokers.readers import SessionReader
 
 _tags = itertools.count(1)
 
@@ -150,6 +152,9 @@ class MemoryAdapter(Adapter):
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         self._ensure_up()
         return MemoryCapture(self.broker, self.broker.queue(place.name), self.config.url)
+
+    def open_reader(self, *, per_place: int) -> PlaceReader:
+        return SessionReader(self, per_place=per_place)
 
     def peek(self, place: PlaceRef, limit: int) -> list[Received]:
         self._ensure_up()

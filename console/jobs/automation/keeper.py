@@ -28,8 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 from django.conf import settings
@@ -37,7 +36,7 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from console.brokers import BrokerError, PlaceRef
-from console.jobs.automation.reading import Reading
+from console.jobs.automation.reading import DRAINED, Held, Reading
 from console.jobs.control import Stop, advance, finish, note
 from console.jobs.door.requests import request_job
 from console.jobs.engines.capture import capture_pass
@@ -60,8 +59,6 @@ MAX_BACKOFF_SECONDS = 30.0
 HEARTBEAT_SECONDS = 5.0
 #: How long letting go of a place waits for its reader to stop following it.
 LET_GO_SECONDS = 60.0
-#: Statuses of a keep job whose place is read.
-DRAINED = (Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.WAITING)
 
 _PLACES_DIGEST = f"""
 SELECT count(*), md5(coalesce(string_agg(id::text, ',' ORDER BY id), ''))
@@ -72,32 +69,6 @@ SELECT md5(coalesce(string_agg(concat_ws(':', id, place_id, status, cancel_reque
                                ORDER BY id), ''))
   FROM {Job._meta.db_table} WHERE kind = 'keep' AND NOT (status = ANY(%s))
 """
-
-
-@dataclass
-class Held:
-    """A place this keeper holds the lock of, and its keep job."""
-
-    place: DeadPlace
-    job: Job | None = None
-    draining: Future[None] | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
-    next_look: float = 0.0
-    failures: int = 0
-    #: Takes in a row that filled the place's share of its reader (console.jobs.automation.reading).
-    full_takes: int = 0
-    #: Copies committed but not known to be acknowledged wait for the place to settle.
-    unsettled: bool = False
-
-    def readable(self, now: float) -> bool:
-        """Its reader follows it: its job runs, no drain of its own reads it, and its broker is
-        not being waited for."""
-        return (self.job is not None and self.job.status in DRAINED and self.draining is None
-                and self.next_look <= now)
-
-    def drained(self, _: Future[None]) -> None:
-        """Called back when its drain ends (on the drain's thread): its reader follows it again."""
-        self.draining = None
 
 
 class Keeper:

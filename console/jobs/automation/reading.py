@@ -22,25 +22,26 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from console.brokers import Adapter, BrokerError, PlaceRef
+from console.brokers import Adapter, BrokerError, PlaceRef, Received
 from console.brokers.readers import PlaceReader
 from console.jobs.engines.capture import keep_taken
-from console.models import Broker
+from console.models import Broker, DeadPlace, Job
 from console.services.custody import mark_place_acked
 from console.tracing import telemetry
-
-if TYPE_CHECKING:
-    from console.jobs.automation.keeper import Held
 
 log = logging.getLogger(__name__)
 
 #: How long a take waits for a letter before the thread looks at what it should follow again.
-TAKE_WAIT_SECONDS = 0.25
+TAKE_WAIT_SECONDS = 0.5
+#: Once a letter is in hand, how long the thread waits for more before storing them: letters
+#: trickling into many places are stored a few at a time, in one transaction, not one each.
+LINGER_SECONDS = 0.2
 #: Takes in a row that fill a place's share before it gets a drain of its own.
 STREAM_TAKES = 3
 #: The longest pause before a broker that failed is tried again.
@@ -48,6 +49,34 @@ MAX_BACKOFF_SECONDS = 30.0
 #: How long a place with copies waiting for an acknowledgement stays quiet before the reader is
 #: asked whether they can be forgotten (console.brokers.readers.PlaceReader.settled).
 SETTLE_AFTER_SECONDS = 1.0
+#: Statuses of a keep job whose place is read.
+DRAINED = (Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.WAITING)
+
+
+@dataclass
+class Held:
+    """A place this keeper holds the lock of, and its keep job."""
+
+    place: DeadPlace
+    job: Job | None = None
+    draining: Future[None] | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    next_look: float = 0.0
+    failures: int = 0
+    #: Takes in a row that filled the place's share of its reader (console.jobs.automation.reading).
+    full_takes: int = 0
+    #: Copies committed but not known to be acknowledged wait for the place to settle.
+    unsettled: bool = False
+
+    def readable(self, now: float) -> bool:
+        """Its reader follows it: its job runs, no drain of its own reads it, and its broker is
+        not being waited for."""
+        return (self.job is not None and self.job.status in DRAINED and self.draining is None
+                and self.next_look <= now)
+
+    def drained(self, _: Future[None]) -> None:
+        """Called back when its drain ends (on the drain's thread): its reader follows it again."""
+        self.draining = None
 
 
 class Reading(threading.Thread):
@@ -144,7 +173,7 @@ class Reading(threading.Thread):
                 self.failures = 0
         followed = wanted
         self._set_applied(generation)
-        taken = reader.take(settings.DLO_BATCH_SIZE, wait_seconds=TAKE_WAIT_SECONDS)
+        taken = self._take(reader)
         if not taken:
             self._settle(followed)
             return followed
@@ -171,6 +200,19 @@ class Reading(threading.Thread):
                 held.full_takes = 0
                 self._drain(held)
         return followed
+
+    def _take(self, reader: PlaceReader) -> dict[PlaceRef, list[Received]]:
+        """What the reader hands over, waiting for the first letter, then LINGER_SECONDS for more."""
+        batch = settings.DLO_BATCH_SIZE
+        taken = reader.take(batch, wait_seconds=TAKE_WAIT_SECONDS)
+        count = sum(map(len, taken.values()))
+        until = time.monotonic() + LINGER_SECONDS
+        while taken and count < batch and (left := until - time.monotonic()) > 0:
+            more = reader.take(batch - count, wait_seconds=left)
+            for ref, messages in more.items():
+                taken.setdefault(ref, []).extend(messages)
+                count += len(messages)
+        return taken
 
     def _settle(self, followed: dict[PlaceRef, Held]) -> None:
         """Copies an interrupted capture committed, whose messages were acknowledged before their

@@ -21,15 +21,17 @@ from django.utils import timezone
 from console.brokers import Adapter, CaptureSession, PlaceRef, Received
 from console.brokers.capture_process import ChildCapture
 from console.brokers.readers import PlaceReader
-from console.jobs.control import advance, checkpoint, place_of, with_broker_retry
+from console.jobs.control import advance, advance_many, checkpoint, place_of, with_broker_retry
 from console.jobs.engines.batch_sizing import BatchSizer
 from console.models import DeadPlace, Job
 from console.services.custody import (
+    PlaceBatch,
     PreparedBatch,
     fixed_columns,
     mark_acked,
     mark_place_acked,
     prepare_batch,
+    store_many,
     store_prepared,
 )
 from console.services.search_rows import fill_later, written_later
@@ -156,22 +158,23 @@ def keep_taken(reader: PlaceReader, taken: Mapping[PlaceRef, list[Received]],
                kept: Mapping[PlaceRef, tuple[DeadPlace, Job]]) -> None:
     """Store what a reader took from many kept places (console.jobs.automation.reading) in one
     transaction, then acknowledge each place's messages: the order of ``capture_pass``
-    (committed before acknowledged, a redelivered copy matched to the letter stored before,
-    console.services.custody.store_prepared), one commit for all the places of a take. Each
-    place's keep job counts its letters in that transaction. A failed acknowledgement leaves
-    the rest unacknowledged: they come back redelivered and match their copies."""
-    stored: dict[PlaceRef, list[int]] = {}
+    (committed before acknowledged, a redelivered copy matched to the letter stored before),
+    through the same custody step for all the places of a take
+    (console.services.custody.store_many). Each place's keep job counts its letters in that
+    transaction. A failed acknowledgement leaves the rest unacknowledged: they come back
+    redelivered and match their copies."""
+    entries = []
+    for ref, messages in taken.items():
+        place, job = kept[ref]
+        entries.append(PlaceBatch(place, prepare_batch(place, messages, job), job, job.actor_name, job.reason))
     with transaction.atomic():
-        for ref, messages in taken.items():
-            place, job = kept[ref]
-            result = store_prepared(place, prepare_batch(place, messages, job), job=job, actor=job.actor_name,
-                                    reason=job.reason)
-            advance(job, done=result.counted)
-            stored[ref] = result.ids
+        results = store_many(entries)
+        advance_many({entry.job: result.counted for entry, result in zip(entries, results, strict=True)
+                      if entry.job is not None})
     acked: list[int] = []
     try:
-        for ref, messages in taken.items():
+        for (ref, messages), result in zip(taken.items(), results, strict=True):
             reader.ack(ref, messages)
-            acked += stored[ref]
+            acked += result.ids
     finally:
         mark_acked(acked)
