@@ -165,6 +165,10 @@ class Keeper:
         flags = {row["place_id"]: row for row in Job.objects.filter(
             kind="keep", place_id__in=list(self.held)).exclude(status__in=Job.FINISHED)
             .order_by("id").values("id", "place_id", "status", "cancel_requested", "pause_requested")}
+        stale = [row["id"] for place_id, row in flags.items()
+                 if (job := self.held[place_id].job) is None or job.pk != row["id"] or job.status != row["status"]
+                 or row["cancel_requested"] or row["pause_requested"]]
+        loaded = Job.objects.defer("log").in_bulk(stale) if stale else {}
         for place_id, held in list(self.held.items()):
             row = flags.get(place_id)
             if row is None:
@@ -174,12 +178,11 @@ class Keeper:
                 self._jobs_digest = None  # the new job changes it
                 row = {"id": held.job.pk, "place_id": place_id, "status": held.job.status,
                        "cancel_requested": False, "pause_requested": False}
-            elif (held.job is None or held.job.pk != row["id"] or held.job.status != row["status"]
-                  or row["cancel_requested"] or row["pause_requested"]):
-                held.job = Job.objects.defer("log").get(pk=row["id"])
-            if held.draining is not None:
-                continue  # a drain stops at its next batch by itself (console.jobs.control.checkpoint)
+            elif row["id"] in loaded:
+                held.job = loaded[row["id"]]
             job = held.job
+            if job is None or held.draining is not None:
+                continue  # a drain stops at its next batch by itself (console.jobs.control.checkpoint)
             if row["cancel_requested"]:
                 finish(job, Job.Status.CANCELLED, f"cancelled after {counted(job.done, 'letter')}")
                 held.job = None
