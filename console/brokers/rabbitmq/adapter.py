@@ -28,6 +28,7 @@ from console.brokers.base import (
     CaptureSession,
     Outgoing,
     PlaceInfo,
+    PlaceReader,
     PlaceRef,
     PublishResult,
     ServerMove,
@@ -45,6 +46,7 @@ from console.brokers.rabbitmq.frames import use_lean_frames
 from console.brokers.rabbitmq.management import ManagementAPI
 from console.brokers.rabbitmq.policy import origin_policy
 from console.brokers.rabbitmq.publisher import ConfirmWindowPublisher
+from console.brokers.rabbitmq.reader import RabbitReader
 from console.brokers.rabbitmq.shovel import find_shovel, start_shovel, stop_shovel
 
 # Every connection this adapter opens reads its frames with less work (frames.py).
@@ -320,6 +322,10 @@ class RabbitMQAdapter(Adapter):
 
         consumer = self._run(start())
         return RabbitCapture(lambda coro, wait: self._run(coro, wait + self.options["timeout"]), consumer, place)
+
+    def open_reader(self, *, per_place: int) -> PlaceReader:
+        """Consumers on many queues over this adapter's connection, a few channels (``reader.py``)."""
+        return RabbitReader(self, per_place=per_place)
 
     def publish(self, messages: Iterable[Outgoing], *, window: int) -> list[PublishResult]:
         """Publish each message to the default exchange with routing key = its destination,

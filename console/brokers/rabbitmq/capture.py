@@ -28,7 +28,7 @@ LINGER_SECONDS = 0.05
 def received(message: DeliveredMessage) -> Received:
     """A delivered message as the adapter boundary carries it, with its x-death envelope."""
     properties, headers = decode_properties(message.header.properties)
-    delivery = _deliver(message)
+    delivery = delivery_of(message)
     return Received(
         token=delivery.delivery_tag,
         body=bytes(message.body),
@@ -40,7 +40,7 @@ def received(message: DeliveredMessage) -> Received:
     )
 
 
-def _deliver(message: DeliveredMessage) -> spec.Basic.Deliver:
+def delivery_of(message: DeliveredMessage) -> spec.Basic.Deliver:
     """The basic.deliver a consumer's message came with (aiormq types it as any of the four
     methods that carry a message)."""
     return cast(spec.Basic.Deliver, message.delivery)
@@ -141,7 +141,7 @@ class QueueConsumer:
                         break  # nothing arrived for wait_seconds
             else:
                 message = self.buffer.get_nowait()
-            self.unacked.add(cast(int, _deliver(message).delivery_tag))  # a delivery always has its tag
+            self.unacked.add(cast(int, delivery_of(message).delivery_tag))  # a delivery always has its tag
             batch.append(received(message))
         return batch
 
