@@ -197,3 +197,19 @@ def test_a_lost_connection_ends_the_take_and_hands_everything_back(kit, adapter,
     assert not lost.value.permanent
     for name in places.names:
         kit.wait_depth(name, 2)
+
+
+def test_a_quorum_place_is_read_beside_classic_ones(kit, reader):
+    """Quorum queues refuse a channel-wide prefetch (RabbitMQ closes the connection): the reader
+    sets none, so a quorum dead place shares a channel with classic ones."""
+    places = DeadPlaces(kit, 2)
+    quorum = PlaceRef(kit.queue(kit.name("quorum") + ".dlq", quorum=True))
+    for n in range(3):
+        kit.publish(quorum.name, f"quorum/{n}".encode())
+    assert reader.follow([*places.refs, quorum]) == {}
+    places.kill({name: 1 for name in places.names})
+    taken = take_until(reader, 5)
+    assert {place: len(messages) for place, messages in taken.items()} == {**{p: 1 for p in places.refs}, quorum: 3}
+    for place, messages in taken.items():
+        reader.ack(place, messages)
+    assert kit.depth(quorum.name) == 0 and reader.settled(quorum)
