@@ -22,12 +22,13 @@ Dead places, two kinds:
 
 A letter's origin (the replay's destination) is the stream its entry was first added to;
 the group it failed in is kept in the envelope details and properties. Browsing is XRANGE,
-a pure read, so ``can_peek_safely``. Capture and publish: see ``capture`` and ``publisher``.
+a pure read, so ``can_peek_safely``. Capture and publish: see ``capture`` and ``publisher``;
+the keeper's reader of many places over one connection: ``reader``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from console.brokers.base import (
@@ -37,15 +38,17 @@ from console.brokers.base import (
     CaptureSession,
     Outgoing,
     PlaceInfo,
+    PlaceReader,
     PlaceRef,
     PublishResult,
     Received,
 )
 from console.brokers.policy import DeliveryPolicy, duration
-from console.brokers.redis import places, publisher
+from console.brokers.redis import depths, places, publisher
 from console.brokers.redis.capture import DeadStreamCapture, PendingCapture
 from console.brokers.redis.connection import Options, connect, server_label, translated_errors
 from console.brokers.redis.entries import dead_stream_received, pending_received, stream_entries, text
+from console.brokers.redis.reader import RedisReader
 
 MINIMUM_VERSION = (6, 2)  # XPENDING's IDLE filter
 
@@ -108,6 +111,19 @@ class RedisStreamsAdapter(Adapter):
             first = stream_entries(self.client.xrange(place.name, count=1))
             head = (text(first[0][0]), first[0][1]) if first else None
             return places.dead_stream_place(self.client, place.name, "manual", head)
+
+    def depths(self, places: Sequence[PlaceRef]) -> dict[PlaceRef, int | None]:
+        """Every place's depth in one pipelined round trip (console.brokers.redis.depths): per
+        dead stream TYPE and XLEN, per group one XPENDING page of idle entries; a group with
+        more than a page of idle pending entries costs a round trip per further page."""
+        with translated_errors(self.where):
+            return depths.depths(self.client, places, self.options)
+
+    def open_reader(self, *, per_place: int) -> PlaceReader:
+        """A reader with a connection of its own (console.brokers.redis.reader): one XREAD
+        over the dead streams, one pipelined XPENDING summary over the groups."""
+        return RedisReader(self, connect(self.config, self.options), self.where, self.options,
+                           per_place=per_place)
 
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         with translated_errors(self.where):
