@@ -28,6 +28,10 @@ Features:
   The envelope: origin from ``original-destination``; reason ``expired``,
   ``max_redeliveries`` or ``poison_ack`` (a STOMP NACK, no cause) from
   ``dlqDeliveryFailureCause``; see ``messages``.
+* keeping (``open_reader``): one STOMP connection per reader, a ``client-individual``
+  subscription per kept place with ``activemq.prefetchSize`` = the keeper's share, letters
+  pushed as they die (see ``reader``). ``depths`` counts many places in one call by browsing
+  them side by side on one connection (see ``depths``).
 * replay and move: SENDs in one STOMP transaction per window, confirmed by the COMMIT's
   receipt; a TextMessage stays text (no ``content-length``) and persistence is kept. ActiveMQ
   creates any queue a SEND names, so a missing destination cannot be refused. Queues are named
@@ -37,19 +41,22 @@ Features:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from console.brokers.activemq import places, publisher
+from console.brokers.activemq import depths, places, publisher
 from console.brokers.activemq.capture import StompCapture
 from console.brokers.activemq.connection import Options, StompLink, server_address
 from console.brokers.activemq.messages import received
+from console.brokers.activemq.multiplex import MultiLink
+from console.brokers.activemq.reader import ActiveMQReader
 from console.brokers.base import (
     Adapter,
     BrokerConfig,
     CaptureSession,
     Outgoing,
     PlaceInfo,
+    PlaceReader,
     PlaceRef,
     PublishResult,
     Received,
@@ -69,14 +76,14 @@ class ActiveMQAdapter(Adapter):
         super().__init__(config)
         self.options = Options.from_config(config.options)
         server_address(config.url)  # a bad URL is refused now, not on first use
-        self._link: StompLink | None = None
+        self._link: MultiLink | None = None
 
-    def _connected(self) -> StompLink:
+    def _connected(self) -> MultiLink:
         """The adapter's link, opened again if ActiveMQ closed it (it does after an ERROR)."""
         if self._link is None or not self._link.alive:
             if self._link is not None:
                 self._link.close()
-            self._link = StompLink(self.config)
+            self._link = MultiLink(self.config)
         return self._link
 
     def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
@@ -107,6 +114,25 @@ class ActiveMQAdapter(Adapter):
         found = places.survey(self._connected(), place.name, self.options)
         by = "configured" if place.name in self.options.dead_places else "convention"
         return places.place_info(place.name, by, found)
+
+    def depths(self, places: Sequence[PlaceRef]) -> dict[PlaceRef, int | None]:
+        """All the places counted in one call on the adapter's one connection
+        (``depths.count``): their browses run side by side, 128 at a time, so the cost is about
+        one SUBSCRIBE/UNSUBSCRIBE round trip and one of ActiveMQ's browse turns (~0.1 s) per
+        128 places (100 empty places: 0.15 s, where ``stats`` one by one took 45 ms each),
+        plus every message of every place sent by the broker once (up to ``count_limit``
+        each, then a lower bound). Over STOMP a depth can only be counted by browsing:
+        Debian's ActiveMQ has no Jolokia, JMX or statistics plugin to ask. A place that is no
+        queue comes back 0 (browsing creates it, empty)."""
+        counted = depths.count(self._connected(), [place.name for place in places],
+                               limit=self.options.count_limit, idle_timeout=self.options.browse_timeout)
+        return {place: counted[place.name] for place in places}
+
+    def open_reader(self, *, per_place: int) -> PlaceReader:
+        """One STOMP connection of its own, a subscription per followed place
+        (``reader.ActiveMQReader``): letters are pushed as they die; nothing is polled."""
+        link = MultiLink(self.config)
+        return ActiveMQReader(self, link, self.options, per_place=per_place)
 
     def peek(self, place: PlaceRef, limit: int) -> list[Received]:
         """The first ``limit`` letters, browsed: nothing is consumed or flagged redelivered."""

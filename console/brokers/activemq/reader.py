@@ -1,0 +1,141 @@
+"""The keeper's reader of many ActiveMQ dead places: one STOMP connection, a subscription each.
+
+Each followed queue gets a ``client-individual`` subscription with ``activemq.prefetchSize`` =
+``per_place``, so ActiveMQ pushes a letter as it dies and never has more than ``per_place`` of a
+place out to this reader unacknowledged: what waits here for a take, plus what was taken and
+not yet acknowledged, is at most ``per_place`` per place (memory is bounded by the places
+followed, whatever their depths). Frames land in a buffer per subscription (``MultiLink``);
+``take`` serves the places in turn, starting each time after the last one served.
+
+Idle, a reader costs its subscriptions on the broker and stomp.py's receiving thread asleep on
+the socket: no polling, no heart-beats (the link asks for none; a broker that goes away closes
+the socket, which ends the next wait with BrokerError).
+
+Following and letting go: new places are subscribed to and dropped ones unsubscribed, in one
+round trip each way (``MultiLink``). What a dropped place had delivered and was not
+acknowledged goes back to the queue, in place, flagged ``redelivered`` (checked on 5.17.2:
+the next consumer gets the same message-id with ``redelivered:true``); so does everything
+unacknowledged when the reader closes (DISCONNECT).
+
+Places that do not exist: over STOMP ActiveMQ cannot say which queues exist. There is no
+listing, and its advisory topics reach a STOMP client only through the ``jms-advisory-json``
+transformation, which needs XStream and Jettison, absent from Debian's build (asking for it
+got the connection closed here). A SUBSCRIBE to a missing queue creates it, empty, and it stays
+after the subscription ends (checked on 5.17.2 by listing queues over OpenWire). So a place is
+followed as named: the
+keeper names only places that discovery found or the operator configured, and a queue that
+went missing comes back empty, which costs a subscription and loses nothing. Only a name that
+cannot be a queue (empty, or a topic) is refused, permanently.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+
+from console.brokers.activemq import depths, messages
+from console.brokers.activemq.connection import Options
+from console.brokers.activemq.multiplex import MultiLink
+from console.brokers.base import Adapter, BrokerError, PlaceReader, PlaceRef, Received
+
+
+class ActiveMQReader(PlaceReader):
+    def __init__(self, adapter: Adapter, link: MultiLink, options: Options, *, per_place: int) -> None:
+        super().__init__(adapter, per_place=per_place)
+        self.link = link
+        self.options = options
+        self.subs: dict[PlaceRef, str] = {}  # followed place -> its subscription id
+        self.order: list[PlaceRef] = []  # the turn order of take
+        self.turn = 0
+        self.in_hand: dict[PlaceRef, set[str]] = {}  # ack ids taken and not yet acknowledged
+
+    def follow(self, places: Collection[PlaceRef]) -> dict[PlaceRef, BrokerError]:
+        wanted = set(places)
+        refused = {place: BrokerError(f"{place.name!r} is not a queue ActiveMQ can read", permanent=True)
+                   for place in wanted if not _readable(place)}
+        wanted -= refused.keys()
+        dropped = [place for place in self.subs if place not in wanted]
+        if dropped:
+            self.link.unsubscribe_all(self.subs[place] for place in dropped)
+            for place in dropped:
+                del self.subs[place]
+                self.in_hand.pop(place, None)  # handed back: an ack for them now would be refused
+        new = sorted(wanted - self.subs.keys(), key=lambda place: place.name)
+        if new:
+            subs = self.link.subscribe_all(
+                (messages.destination_of(place.name),
+                 {"ack": "client-individual", "activemq.prefetchSize": str(self.per_place)})
+                for place in new)
+            self.subs.update(zip(new, subs, strict=True))
+        self.order = [place for place in self.order if place in self.subs] + new
+        self.turn %= max(1, len(self.order))
+        return refused
+
+    def take(self, max_count: int, wait_seconds: float) -> dict[PlaceRef, list[Received]]:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            taken = self._in_turn(max_count)
+            if taken or (left := deadline - time.monotonic()) <= 0:
+                return taken
+            self.link.wait_any(left)
+
+    def _in_turn(self, max_count: int) -> dict[PlaceRef, list[Received]]:
+        """What the buffers hold, each place in turn from where the last take stopped, at most
+        ``per_place`` of one and ``max_count`` in all."""
+        taken: dict[PlaceRef, list[Received]] = {}
+        left = max_count
+        count = len(self.order)
+        for step in range(count):
+            if left <= 0:
+                break
+            index = (self.turn + step) % count
+            place = self.order[index]
+            frames = self.link.waiting(self.subs[place])
+            if not frames:
+                continue
+            batch: list[Received] = []
+            while frames and len(batch) < min(self.per_place, left):
+                batch.append(messages.received(frames.popleft(), place.name))
+            taken[place] = batch
+            left -= len(batch)
+            self.in_hand.setdefault(place, set()).update(
+                str(message.token) for message in batch if message.token is not None)
+            self.turn = (index + 1) % count
+        return taken
+
+    def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
+        """ACK frames, the last one with a receipt: ActiveMQ handles a connection's frames in
+        order, so its RECEIPT means it has them all. Messages this reader no longer holds (their
+        place was let go, so they went back to the queue) are skipped: ActiveMQ answers an ACK
+        it does not expect with an ERROR and closes the connection."""
+        held = self.in_hand.get(place, set())
+        tokens = [str(message.token) for message in messages
+                  if message.token is not None and str(message.token) in held]
+        for token in tokens[:-1]:
+            self.link.send_frame("ACK", {"id": token})
+        if tokens:
+            self.link.confirmed("ACK", {"id": tokens[-1]}, f"the acknowledgement of {len(tokens)} letters")
+        held.difference_update(tokens)
+
+    def settled(self, place: PlaceRef) -> bool:
+        """Nothing of the place is held here (taken or buffered) and a browse of the queue finds
+        nothing: ActiveMQ's browse shows every message not yet acknowledged, including those
+        another consumer holds (checked on 5.17.2), so an empty browse also means nobody else
+        holds one. A browse on this reader's link; a place not followed is never settled here."""
+        sub = self.subs.get(place)
+        if sub is None or self.in_hand.get(place) or self.link.waiting(sub):
+            return False
+        found = depths.count(self.link, [place.name], limit=1, idle_timeout=self.options.browse_timeout)
+        return not found[place.name] and not self.link.waiting(sub)
+
+    def close(self) -> None:
+        """DISCONNECT: ActiveMQ puts back everything unacknowledged. Safe twice."""
+        self.subs.clear()
+        self.in_hand.clear()
+        self.order = []
+        self.link.close()
+
+
+def _readable(place: PlaceRef) -> bool:
+    name = place.name.strip()
+    return bool(name) and not name.startswith(("/topic/", "/temp-topic/"))
