@@ -59,7 +59,7 @@ class NatsSite:
         broker.adapter().check()  # makes the advisory stream before the first death
         self.consumers = [f"worker_{n:04d}" for n in range(count)]
 
-        async def make(js: JetStreamContext) -> list:
+        async def make(js: JetStreamContext) -> None:
             await js.add_stream(StreamConfig(name=self.stream, subjects=[f"{self.prefix}.>"]))
             for n, name in enumerate(self.consumers):
                 await js.add_consumer(self.stream, ConsumerConfig(

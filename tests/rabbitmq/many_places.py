@@ -46,6 +46,22 @@ class ManyPlaces:
                 queue = await channel.declare_queue(name, durable=True)
                 await queue.bind(dead, name)
 
+    def delete(self) -> None:
+        """Delete the queues and exchanges on one channel (the kit's clean-up, a channel per
+        queue, would not get through a thousand in its few seconds)."""
+        async def delete() -> None:
+            async with self.connection().channel() as channel:
+                for name in [self.work, *self.dlqs]:
+                    await channel.queue_delete(name)
+                for name in (self.entry, self.dead):
+                    await channel.exchange_delete(name)
+
+        self.kit.run(delete(), timeout=300)
+        for name in [self.work, *self.dlqs]:
+            self.kit.queues.remove(name)
+        for name in (self.entry, self.dead):
+            self.kit.exchanges.remove(name)
+
     def connection(self) -> aio_pika.abc.AbstractConnection:
         """The kit's connection (a new one after a broker restart)."""
         assert self.kit.connection is not None
