@@ -44,7 +44,7 @@ dropped. Connects give up after one retry, so an unreachable server is a quick B
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from nats.aio.client import Client
@@ -60,6 +60,7 @@ from console.brokers.base import (
     CaptureSession,
     Outgoing,
     PlaceInfo,
+    PlaceReader,
     PlaceRef,
     PublishResult,
     Received,
@@ -67,8 +68,10 @@ from console.brokers.base import (
 from console.brokers.nats import advisories
 from console.brokers.nats.capture import NatsCapture
 from console.brokers.nats.connection import connect, translate
+from console.brokers.nats.depths import trackers_of
 from console.brokers.nats.letters import fetch_dead, letter
 from console.brokers.nats.publish import publish_all
+from console.brokers.nats.reader import NatsReader
 from console.brokers.policy import DeliveryPolicy, duration
 
 T = TypeVar("T")
@@ -213,8 +216,27 @@ class NatsAdapter(Adapter):
             dead_places=((origin.name, origin.scope),) if limit else (),
         )
 
+    def depths(self, places: Sequence[PlaceRef]) -> dict[PlaceRef, int | None]:
+        """Advisories not yet acknowledged per place, for all places from one listing of the
+        advisory stream's consumers (``depths.trackers_of``): ``ceil(consumers / 256)`` round
+        trips, whatever the number of places, plus a few for a place whose trackers are not made
+        yet. A place that cannot be one (no stream or consumer named) is left out."""
+        if not places:
+            return {}
+
+        async def count(js: JetStreamContext) -> dict[PlaceRef, int | None]:
+            found = await trackers_of(js, self.advisory_stream, list(places), self.advisory_ack_wait)
+            return {place: advisories.not_captured(trackers) for place, trackers in found.items()}
+
+        return self.call(count)
+
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         return NatsCapture(self, place)
+
+    def open_reader(self, *, per_place: int) -> PlaceReader:
+        """A standing pull request on each followed place's trackers, over this adapter's
+        connection (console.brokers.nats.reader)."""
+        return NatsReader(self, per_place=per_place)
 
     def peek(self, place: PlaceRef, limit: int) -> list[Received]:
         """The place's letters not yet captured, read with MSG.GET: no consumer sees the reads."""

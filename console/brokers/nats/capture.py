@@ -74,16 +74,7 @@ class NatsCapture(CaptureSession):
         return sum(1 for note in self.unacked.values() if note.metadata.consumer == consumer)
 
     async def _letter(self, js: JetStreamContext, note: Any) -> Received | None:
-        try:
-            advisory = advisories.parse(note.subject, note.data)
-        except (ValueError, KeyError, TypeError):
-            # Not an advisory the server wrote (anyone may publish on these subjects): there is
-            # no letter behind it, so drop it for good.
-            log.warning("dropping an unreadable advisory on %r", note.subject)
-            await note.term()
-            return None
-        message = await fetch_dead(js, advisory)
-        return letter(advisory, message, token=note, redelivered=note.metadata.num_delivered > 1)
+        return await received(js, note)
 
     def ack(self, batch: Sequence[Received]) -> None:
         notes = [received.token for received in batch]
@@ -112,6 +103,22 @@ class NatsCapture(CaptureSession):
             self.adapter.call(hand_back, timeout=10)
         except Exception:  # best effort: unacked advisories come back after ack_wait anyway
             log.warning("could not hand back %d advisories; they return after ack_wait", len(notes))
+
+
+async def received(js: JetStreamContext, note: Any) -> Received | None:
+    """The letter behind one advisory taken from a tracker (the note is its token), flagged
+    redelivered when the tracker delivered the advisory before; None for a body that is not
+    an advisory, which is dropped for good. Shared by the capture and the keeper's reader."""
+    try:
+        advisory = advisories.parse(note.subject, note.data)
+    except (ValueError, KeyError, TypeError):
+        # Not an advisory the server wrote (anyone may publish on these subjects): there is
+        # no letter behind it, so drop it for good.
+        log.warning("dropping an unreadable advisory on %r", note.subject)
+        await note.term()
+        return None
+    message = await fetch_dead(js, advisory)
+    return letter(advisory, message, token=note, redelivered=note.metadata.num_delivered > 1)
 
 
 async def _fetch(subscription: Any, count: int, timeout: float) -> list[Any]:
