@@ -122,11 +122,11 @@ def stream(rabbit: bench.Rabbit, args, kept: list) -> None:
         wait_in_custody([place], sent, rabbit, [dlq])
         print(f"  all {sent:,} letters in custody; keeper {keeper.usage()}")
         print(f"  keeper RSS by the time (s): {keeper.rss_line()}")
+        keeper.let_go([place])  # the next parts' keeper has only their own places
     latencies = custody_latencies([place])
     print_latencies("kept place, death to custody", latencies)
     p95, base95 = harness.percentile(latencies, 95), harness.percentile(baseline, 95)
     print(f"  p95 {p95 * 1000:.0f} ms against the bare consumer's {base95 * 1000:.0f} ms: ratio {p95 / base95:.1f}")
-    unkeep([place])  # the next parts' keeper has only their own places
 
 
 def many_places(rabbit: bench.Rabbit, args, parts: set[str], made: list, kept: list) -> None:
@@ -153,6 +153,7 @@ def many_places(rabbit: bench.Rabbit, args, parts: set[str], made: list, kept: l
             idle(keeper, args, len(places))
         if "trickle" in parts:
             trickle(keeper, made, places, args)
+        keeper.let_go(places)
     if "trickle" in parts:
         print_by_kind(places, made)
 
@@ -388,6 +389,19 @@ class KeeperProcess:
         while Job.objects.filter(kind="keep", place__in=places, status="running").count() < len(places):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"the keeper did not take up the places; see {self.log.name}")
+            time.sleep(0.2)
+
+    def let_go(self, places: list, timeout: float = 120) -> None:
+        """Keeping turned off while the keeper runs, so it ends their keep jobs itself (a keeper
+        stopped first would leave them running in the database for the next run's keeper)."""
+        from console.models import Job
+
+        unkeep(places)
+        deadline = time.monotonic() + timeout
+        while Job.objects.filter(kind="keep", place__in=places).exclude(status__in=Job.FINISHED).exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                print(f"  the keeper did not end the keep jobs within {timeout:.0f} s; see {self.log.name}")
+                return
             time.sleep(0.2)
 
     def _pids(self) -> list[int]:
