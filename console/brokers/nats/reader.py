@@ -44,6 +44,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import nats.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
@@ -302,10 +303,10 @@ class NatsReader(PlaceReader):
         if followed is not None and followed.held:
             return False
         try:
-            found = await trackers_of(js, self.nats.advisory_stream, [place], self.nats.advisory_ack_wait)
-        except BrokerError:
+            trackers = await self.nats.trackers(js, place)  # two CONSUMER.INFO, not the whole listing
+        except (BrokerError, nats.errors.Error):  # unsure: not settled
             return False
-        return place in found and all(not t.num_pending and not t.num_ack_pending for t in found[place])
+        return all(not t.num_pending and not t.num_ack_pending for t in trackers)
 
     async def _let_go(self, places: list[PlaceRef]) -> None:
         """Stop reading these places and hand back what is held of them (NAK).
