@@ -13,6 +13,8 @@ import pytest
 
 from console.brokers.activemq.adapter import ActiveMQAdapter
 from console.brokers.activemq.connection import server_address
+from console.brokers.activemq.multiplex import MultiLink
+from console.brokers.activemq.reader import ActiveMQReader
 from console.brokers.base import BrokerConfig, PlaceReader, PlaceRef, Received
 from tests.activemq.conftest import ACTIVEMQ_URL
 
@@ -30,11 +32,17 @@ def adapter():
 
 @pytest.fixture
 def readers(adapter):
-    """Opens readers for the test and closes them all afterwards."""
+    """Opens readers for the test and closes them all afterwards: the keeper's (which flags every
+    letter redelivered, as ActiveMQ's own flag does not survive a broker restart), or with
+    ``broker_flag`` one that shows ActiveMQ's own ``redelivered`` flag."""
     opened: list[PlaceReader] = []
 
-    def open_() -> PlaceReader:
-        opened.append(adapter.open_reader(per_place=PER_PLACE))
+    def open_(*, broker_flag: bool = False) -> PlaceReader:
+        if broker_flag:
+            opened.append(ActiveMQReader(adapter, MultiLink(adapter.config), adapter.options, per_place=PER_PLACE,
+                                         assume_redelivered=False))
+        else:
+            opened.append(adapter.open_reader(per_place=PER_PLACE))
         return opened[-1]
 
     yield open_
@@ -97,7 +105,7 @@ def test_a_hundred_places_over_one_connection_each_letter_once_with_its_place(am
     got = take_until(reader, 7)
     assert Counter((place.name, message.body) for place, message in got) == Counter(
         [(dead, b"died of a nack")] + [(name, body) for name, bodies in sent.items() for body in bodies])
-    assert not any(message.redelivered for _place, message in got)
+    assert all(message.redelivered for _place, message in got)  # the keeper's reader: a possible copy, always
     [nacked_letter] = [message for place, message in got if place.name == dead]
     assert (nacked_letter.envelope.origin_queue, nacked_letter.envelope.reason) == (queue, "poison_ack")
     assert reader.take(100, wait_seconds=1.5) == {}  # acknowledged: nothing comes again
@@ -137,13 +145,14 @@ def test_letting_go_of_a_place_or_closing_hands_its_letters_back_redelivered(amq
     amq.send(first, b"let go")
     amq.send(second, b"closed")
 
-    reader = readers()
+    reader = readers(broker_flag=True)
     reader.follow([PlaceRef(first), PlaceRef(second)])
     held = {place.name: message for place, message in take_until(reader, 2, ack=False)}
     assert set(held) == {first, second}
+    assert not any(message.redelivered for message in held.values())
 
     reader.follow([PlaceRef(second)])  # let go of the first, its letter unacknowledged
-    other = readers()
+    other = readers(broker_flag=True)
     other.follow([PlaceRef(first)])
     [(place, again)] = take_until(other, 1)
     assert (place.name, again.body, again.message_id, again.redelivered) == (
