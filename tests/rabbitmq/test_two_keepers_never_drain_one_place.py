@@ -24,11 +24,13 @@ PER_PLACE = 300
 
 
 def _holders() -> dict[int, list[int]]:
-    """Place id -> the PostgreSQL backends holding its keeper lock."""
+    """Place id -> the backends holding its keeper lock in this database (keepers on other
+    databases of the server, a benchmark's, hold locks of the same numbers)."""
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT objid, pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND granted",
+        cursor.execute("SELECT objid, pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND granted "
+                       "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
                        [LOCK_CLASS])
         holders: dict[int, list[int]] = {}
         for objid, pid in cursor.fetchall():
