@@ -61,13 +61,15 @@ def dead_queue(kit, *, durable: bool = False) -> tuple[str, str]:
     return work, dlq
 
 
-def dead_letter_numbered(kit, work: str, dlq: str, first: int, count: int) -> None:
+def dead_letter_numbered(kit, work: str, dlq: str, first: int, count: int, *, kept: bool = False) -> None:
     """Numbered messages published to the work queue and rejected by its consumer into the DLQ,
-    so they carry the ``x-death`` a real dead letter carries."""
+    so they carry the ``x-death`` a real dead letter carries. Waits until they are in the DLQ,
+    unless a keeper reads it (``kept``): they are taken as they arrive."""
     before = kit.depth(dlq)
     kit.publish_many(work, [aio_pika.Message(body, **properties) for body, properties in numbered(first, count)])
     kit.reject_all(work, count)
-    kit.wait_depth(dlq, before + count)
+    if not kept:
+        kit.wait_depth(dlq, before + count)
 
 
 def arrivals(kit, queue: str) -> list[tuple[str, str | None]]:

@@ -64,7 +64,7 @@ def test_two_keepers_share_places_and_never_consume_one_together(kit, rabbit_bro
         watcher.start()
         sent = 0
         for work, dlq in queues:
-            dead_letter_numbered(kit, work, dlq, sent, PER_PLACE)
+            dead_letter_numbered(kit, work, dlq, sent, PER_PLACE, kept=True)
             sent += PER_PLACE
         kit.wait_for(lambda: DeadLetter.objects.count() == sent, "every letter in custody", seconds=60)
         holders = _holders()
@@ -73,7 +73,7 @@ def test_two_keepers_share_places_and_never_consume_one_together(kit, rabbit_bro
 
         keeper.kill()
         for work, dlq in queues:
-            dead_letter_numbered(kit, work, dlq, sent, PER_PLACE)
+            dead_letter_numbered(kit, work, dlq, sent, PER_PLACE, kept=True)
             sent += PER_PLACE
         kit.wait_for(lambda: DeadLetter.objects.count() == sent, "the other keeper to take every place up",
                      seconds=60)

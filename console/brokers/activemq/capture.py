@@ -37,7 +37,7 @@ class StompCapture(CaptureSession):
             frame = self.link.next_message(self.sub, wait)
             if frame is None:
                 break
-            batch.append(messages.received(frame, self.place))
+            batch.append(messages.taken(frame, self.place))
             wait = min(wait_seconds, FOLLOWING_WAIT_SECONDS)
         return batch
 

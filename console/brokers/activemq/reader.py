@@ -27,16 +27,9 @@ keeper names only places that discovery found or the operator configured, and a 
 went missing comes back empty, which costs a subscription and loses nothing. Only a name that
 cannot be a queue (empty, or a topic) is refused, permanently.
 
-Every letter handed over is flagged ``redelivered`` (``assume_redelivered``), whatever the
-broker says. ActiveMQ's flag does not survive a broker restart: a message delivered and not
-acknowledged when the broker stopped comes back after the start without it (checked on 5.17.2
-with a graceful stop; acknowledgements, plain or in a transaction, did survive). Custody
-matches only redelivered messages against copies committed and never acknowledged, so a restart
-between the keeper's commit and its acknowledgement (up to a whole take: DLO_BATCH_SIZE letters
-of many places) would store those letters twice. A flag set where the broker did not redeliver
-costs custody one look-up of pending copies for the batch, which finds none (the custody key
-holds the message-id). Unless the broker is run with ``persistJMSRedelivered="true"``, the flag
-cannot be trusted, so it is not.
+Every letter handed over is flagged ``redelivered`` (``messages.taken``, as a capture's): the
+broker's own flag does not survive its restart. ``assume_redelivered`` off shows the broker's
+flag (a test reads it).
 """
 
 from __future__ import annotations
@@ -109,8 +102,8 @@ class ActiveMQReader(PlaceReader):
                 continue
             batch: list[Received] = []
             while frames and len(batch) < min(self.per_place, left):
-                message = messages.received(frames.popleft(), place.name)
-                message.redelivered = message.redelivered or self.assume_redelivered
+                frame = frames.popleft()
+                message = (messages.taken if self.assume_redelivered else messages.received)(frame, place.name)
                 batch.append(message)
             taken[place] = batch
             left -= len(batch)
