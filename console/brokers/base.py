@@ -267,9 +267,7 @@ class Adapter:
         messages as the broker pushes them where it does; else
         ``console.brokers.readers.SessionReader``, which asks the depths of all its places in
         one call and reads those holding messages through capture sessions."""
-        from console.brokers.readers import SessionReader  # interim, until every adapter has its own
-
-        return SessionReader(self, per_place=per_place)
+        raise NotImplementedError
 
     def peek(self, place: PlaceRef, limit: int) -> list[Received]:
         raise BrokerError(f"{self.kind} cannot browse without changing messages", permanent=True)
