@@ -238,10 +238,16 @@ class Keeper:
             asked.append((reading, reading.want(places)))
         return asked
 
-    def _start_drain(self, held: Held) -> None:
-        """Called by a reading thread for a place that keeps its share full: a drain of its own."""
-        held.stop.clear()
-        held.draining = self.pool.submit(self._drain, held)
+    def _start_drain(self, held: Held, *, again: bool = False) -> None:
+        """Called by a reading thread for a place that keeps its share full: a drain of its own
+        (or by a drain whose slice ran out: ``again``)."""
+        if not again:
+            held.stop.clear()
+        try:
+            held.draining = self.pool.submit(self._drain, held)
+        except RuntimeError:  # the keeper is stopping: its pool takes nothing more
+            held.draining = None
+            return
         held.draining.add_done_callback(held.drained)
 
     def _drain(self, held: Held) -> None:
@@ -250,8 +256,9 @@ class Keeper:
         next batch before it counts the place empty."""
         close_old_connections()
         job, place = held.job, held.place
-        if job is None:  # its job ended meanwhile: the next round asks for one
+        if job is None or held.stop.is_set():  # its job ended, or the place was let go, meanwhile
             return
+        again = False
         try:
             with place.broker.adapter() as adapter:
                 drained = capture_pass(
@@ -263,6 +270,10 @@ class Keeper:
                     mark_place_acked(place)
                     held.unsettled = False
             self._recovered(held)
+            # Its slice ran out with letters still coming: it queues up for another, behind
+            # the drains waiting for a thread, instead of going back to its reader (which would
+            # fill its share twice before handing it back to a new drain).
+            again = not drained and not held.stop.is_set() and not self.stopping.is_set()
         except Stop as stop:
             finish(job, stop.status, f"{stop.status} by request after {counted(job.done, 'letter')}")
             job.status = stop.status
@@ -273,6 +284,8 @@ class Keeper:
             self._failed(held, "internal error (see the keeper's log)")
         finally:
             connection.close()  # a drain thread's connection is not kept between slices
+        if again:
+            self._start_drain(held, again=True)
 
     def _failed(self, held: Held, message: str) -> None:
         """The place's broker did not answer, or refused it: read again after a growing pause,

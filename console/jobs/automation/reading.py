@@ -43,7 +43,7 @@ TAKE_WAIT_SECONDS = 0.5
 #: trickling into many places are stored a few at a time, in one transaction, not one each.
 LINGER_SECONDS = 0.2
 #: Takes in a row that fill a place's share before it gets a drain of its own.
-STREAM_TAKES = 3
+STREAM_TAKES = 2
 #: The longest pause before a broker that failed is tried again.
 MAX_BACKOFF_SECONDS = 30.0
 #: How long a place with copies waiting for an acknowledgement stays quiet before the reader is
@@ -74,9 +74,11 @@ class Held:
         return (self.job is not None and self.job.status in DRAINED and self.draining is None
                 and self.next_look <= now)
 
-    def drained(self, _: Future[None]) -> None:
-        """Called back when its drain ends (on the drain's thread): its reader follows it again."""
-        self.draining = None
+    def drained(self, ended: Future[None]) -> None:
+        """Called back when its drain ends (on the drain's thread): its reader follows it again,
+        unless that drain queued the next one (its slice ran out with letters still coming)."""
+        if self.draining is ended:
+            self.draining = None
 
 
 class Reading(threading.Thread):
@@ -207,7 +209,9 @@ class Reading(threading.Thread):
         taken = reader.take(batch, wait_seconds=TAKE_WAIT_SECONDS)
         count = sum(map(len, taken.values()))
         until = time.monotonic() + LINGER_SECONDS
-        while taken and count < batch and (left := until - time.monotonic()) > 0:
+        # No wait once a place gave its whole share: nothing more of it comes before the ack.
+        while (taken and count < batch and max(map(len, taken.values())) < reader.per_place
+               and (left := until - time.monotonic()) > 0):
             more = reader.take(batch - count, wait_seconds=left)
             for ref, messages in more.items():
                 taken.setdefault(ref, []).extend(messages)
