@@ -305,8 +305,10 @@ DLO_KEEPER_THREADS = env_int("DLO_KEEPER_THREADS", 4)
 DLO_KEEPER_SLICE_SECONDS = env_float("DLO_KEEPER_SLICE_SECONDS", 30.0)
 # Connections (long-lived readers) the keeper opens to each broker, its places shared among them.
 DLO_KEEPER_CONNECTIONS = env_int("DLO_KEEPER_CONNECTIONS", 1)
-# Messages of one kept place a reader holds at most before the keeper has stored them.
+# Messages of one kept place a reader holds at most before the keeper has stored them, and of all
+# the places of one reader (each place's share shrinks when they are many).
 DLO_KEEPER_PREFETCH = env_int("DLO_KEEPER_PREFETCH", 100)
+DLO_KEEPER_HELD = env_int("DLO_KEEPER_HELD", 20000)
 # Safeguards on automation (console.services.safeguards): a letter whose lineage came back this
 # many times after replays is quarantined; an origin's breaker opens after this many letters in
 # a row with the same exception, or with any; a gap this long between two letters from an origin

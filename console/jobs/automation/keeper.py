@@ -203,10 +203,18 @@ class Keeper:
             return None
 
     def _heartbeat(self) -> None:
+        """Mark the keep jobs alive in one statement. A job a reading thread is counting letters
+        for at that moment is skipped, not waited for (its count marks it alive): the readers'
+        transactions lock a few job rows each, and a statement locking hundreds in its own order
+        while they do would deadlock with them."""
         running = [held.job.pk for held in self.held.values() if held.job is not None]
         if running:
-            Job.objects.filter(pk__in=running, status__in=(Job.Status.RUNNING, Job.Status.WAITING)).update(
-                heartbeat_at=timezone.now())
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {Job._meta.db_table} SET heartbeat_at = %s WHERE id IN ("
+                    f"SELECT id FROM {Job._meta.db_table} WHERE id = ANY(%s) AND status = ANY(%s) "
+                    "FOR UPDATE SKIP LOCKED)",
+                    [timezone.now(), running, [Job.Status.RUNNING, Job.Status.WAITING]])
 
     def _find_unsettled(self) -> None:
         """Places with copies committed but not known to be acknowledged (an interrupted

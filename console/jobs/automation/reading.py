@@ -42,8 +42,11 @@ TAKE_WAIT_SECONDS = 0.5
 #: Once a letter is in hand, how long the thread waits for more before storing them: letters
 #: trickling into many places are stored a few at a time, in one transaction, not one each.
 LINGER_SECONDS = 0.2
-#: Takes in a row that fill a place's share before it gets a drain of its own.
-STREAM_TAKES = 2
+#: Letters a place gives in takes in a row that each fill its share (at least two such takes)
+#: before it gets a drain of its own.
+STREAM_LETTERS = 200
+#: The pause after an error that is not the broker's, before the places are read again.
+AFTER_ERROR_SECONDS = 1.0
 #: The longest pause before a broker that failed is tried again.
 MAX_BACKOFF_SECONDS = 30.0
 #: How long a place with copies waiting for an acknowledgement stays quiet before the reader is
@@ -63,8 +66,9 @@ class Held:
     stop: threading.Event = field(default_factory=threading.Event)
     next_look: float = 0.0
     failures: int = 0
-    #: Takes in a row that filled the place's share of its reader (console.jobs.automation.reading).
+    #: Takes in a row that filled the place's share of its reader, and the letters they gave.
     full_takes: int = 0
+    full_letters: int = 0
     #: Copies committed but not known to be acknowledged wait for the place to settle.
     unsettled: bool = False
 
@@ -79,6 +83,13 @@ class Held:
         unless that drain queued the next one (its slice ran out with letters still coming)."""
         if self.draining is ended:
             self.draining = None
+
+
+def share(places: int) -> int:
+    """Messages of one place a reader may hold (sent ahead by the broker, or taken and not yet
+    stored): DLO_KEEPER_PREFETCH, less when its places are many, so that all of them together
+    hold at most DLO_KEEPER_HELD, whatever their number."""
+    return max(1, min(settings.DLO_KEEPER_PREFETCH, settings.DLO_KEEPER_HELD // max(1, places)))
 
 
 class Reading(threading.Thread):
@@ -144,8 +155,12 @@ class Reading(threading.Thread):
                 except BrokerError as exc:
                     followed = self._broker_failed(followed, exc.message)
                 except Exception:  # noqa: BLE001 - one broker's trouble must not stop the keeper
-                    log.exception("reading %s failed", self.broker)
-                    followed = self._broker_failed(followed, "internal error (see the keeper's log)")
+                    # Not the broker's doing (a lost database connection, a deadlock): what the
+                    # reader held goes back, and it reads again in a moment; the jobs say nothing.
+                    log.exception("reading %s failed; reading again in %ss", self.broker, AFTER_ERROR_SECONDS)
+                    self._close()
+                    followed = {}
+                    self.stopping.wait(AFTER_ERROR_SECONDS)
         finally:
             self._close()
             self._set_applied(self._asked)
@@ -157,6 +172,8 @@ class Reading(threading.Thread):
         with self._lock:
             wanted = {ref: held for ref, held in self._wanted.items() if held.readable(now)}
             generation, reopen, self._reopen = self._asked, self._reopen, False
+        if self.reader is not None and not 0.5 < share(len(wanted)) / self.reader.per_place < 2:
+            reopen = True  # its places' share changed twofold: what the broker sends ahead with it
         if reopen or not wanted:
             self._close()  # nothing to follow: no connection either
             followed = {}
@@ -164,7 +181,7 @@ class Reading(threading.Thread):
             self._set_applied(generation)
             self.stopping.wait(TAKE_WAIT_SECONDS)
             return followed
-        reader = self._reader()
+        reader = self._reader(len(wanted))
         if wanted.keys() != followed.keys():
             refused = reader.follow(list(wanted))
             for ref, error in refused.items():
@@ -190,8 +207,11 @@ class Reading(threading.Thread):
         for ref, messages in taken.items():
             held = followed[ref]
             self._quiet_since[ref] = now
-            held.full_takes = held.full_takes + 1 if len(messages) >= reader.per_place else 0
-            if held.full_takes >= STREAM_TAKES:
+            if len(messages) >= reader.per_place:
+                held.full_takes, held.full_letters = held.full_takes + 1, held.full_letters + len(messages)
+            else:
+                held.full_takes = held.full_letters = 0
+            if held.full_takes >= 2 and held.full_letters >= STREAM_LETTERS:
                 streams.append(ref)
         if streams:
             # Let go of them here first: their drain reads them alone.
@@ -199,7 +219,7 @@ class Reading(threading.Thread):
             reader.follow(list(followed))
             for ref in streams:
                 held = wanted[ref]
-                held.full_takes = 0
+                held.full_takes = held.full_letters = 0
                 self._drain(held)
         return followed
 
@@ -230,12 +250,12 @@ class Reading(threading.Thread):
                     held.unsettled = False
                 self._quiet_since[ref] = now
 
-    def _reader(self) -> PlaceReader:
+    def _reader(self, places: int) -> PlaceReader:
         if self.reader is None:
             adapter = self.broker.adapter()
             adapter.__enter__()
             self._adapter = adapter
-            self.reader = adapter.open_reader(per_place=settings.DLO_KEEPER_PREFETCH)
+            self.reader = adapter.open_reader(per_place=share(places))
         return self.reader
 
     def _broker_failed(self, followed: dict[PlaceRef, Held], message: str) -> dict[PlaceRef, Held]:
