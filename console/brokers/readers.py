@@ -20,11 +20,46 @@ reader's own connection threads or event loop are its business.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from console.brokers.base import Adapter, BrokerError, CaptureSession, PlaceReader, PlaceRef, Received
 
-__all__ = ["PlaceReader", "SessionReader"]
+__all__ = ["PlaceReader", "SessionReader", "Turns"]
+
+
+class Turns:
+    """The places a reader follows, in the order its takes serve them: each take starts after
+    the place the last one served last, so a place that always has messages (a stream) never
+    keeps the others waiting."""
+
+    def __init__(self) -> None:
+        self.order: list[PlaceRef] = []
+        self.turn = 0
+
+    def keep(self, places: Collection[PlaceRef], new: Sequence[PlaceRef] = ()) -> None:
+        """Serve ``places`` from now on: those already in turn keep their order, ``new`` ones
+        come last, in the order given."""
+        self.order = [place for place in self.order if place in places]
+        self.order += [place for place in new if place in places and place not in self.order]
+        self.turn %= max(1, len(self.order))
+
+    def serve(self, max_count: int, per_place: int,
+              take_from: Callable[[PlaceRef, int], list[Received]]) -> dict[PlaceRef, list[Received]]:
+        """What ``take_from(place, n)`` gives of each place in turn (at most ``n`` of what is in
+        hand), at most ``per_place`` of one and ``max_count`` in all."""
+        taken: dict[PlaceRef, list[Received]] = {}
+        left = max_count
+        count = len(self.order)
+        for step in range(count):
+            if left <= 0:
+                break
+            index = (self.turn + step) % count
+            batch = take_from(self.order[index], min(per_place, left))
+            if batch:
+                taken[self.order[index]] = batch
+                left -= len(batch)
+                self.turn = (index + 1) % count
+        return taken
 
 
 class SessionReader(PlaceReader):

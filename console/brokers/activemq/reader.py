@@ -41,6 +41,7 @@ from console.brokers.activemq import depths, messages
 from console.brokers.activemq.connection import Options
 from console.brokers.activemq.multiplex import MultiLink
 from console.brokers.base import Adapter, BrokerError, PlaceReader, PlaceRef, Received
+from console.brokers.readers import Turns
 
 
 class ActiveMQReader(PlaceReader):
@@ -52,8 +53,7 @@ class ActiveMQReader(PlaceReader):
         #: Flag every letter redelivered (see the module's docstring); False shows the broker's own flag.
         self.assume_redelivered = assume_redelivered
         self.subs: dict[PlaceRef, str] = {}  # followed place -> its subscription id
-        self.order: list[PlaceRef] = []  # the turn order of take
-        self.turn = 0
+        self.turns = Turns()
         self.in_hand: dict[PlaceRef, set[str]] = {}  # ack ids taken and not yet acknowledged
 
     def follow(self, places: Collection[PlaceRef]) -> dict[PlaceRef, BrokerError]:
@@ -74,8 +74,7 @@ class ActiveMQReader(PlaceReader):
                  {"ack": "client-individual", "activemq.prefetchSize": str(self.per_place)})
                 for place in new)
             self.subs.update(zip(new, subs, strict=True))
-        self.order = [place for place in self.order if place in self.subs] + new
-        self.turn %= max(1, len(self.order))
+        self.turns.keep(self.subs.keys(), new)
         return refused
 
     def take(self, max_count: int, wait_seconds: float) -> dict[PlaceRef, list[Received]]:
@@ -87,30 +86,19 @@ class ActiveMQReader(PlaceReader):
             self.link.wait_any(left)
 
     def _in_turn(self, max_count: int) -> dict[PlaceRef, list[Received]]:
-        """What the buffers hold, each place in turn from where the last take stopped, at most
-        ``per_place`` of one and ``max_count`` in all."""
-        taken: dict[PlaceRef, list[Received]] = {}
-        left = max_count
-        count = len(self.order)
-        for step in range(count):
-            if left <= 0:
-                break
-            index = (self.turn + step) % count
-            place = self.order[index]
-            frames = self.link.waiting(self.subs[place])
-            if not frames:
-                continue
-            batch: list[Received] = []
-            while frames and len(batch) < min(self.per_place, left):
-                frame = frames.popleft()
-                message = (messages.taken if self.assume_redelivered else messages.received)(frame, place.name)
-                batch.append(message)
-            taken[place] = batch
-            left -= len(batch)
+        """What the buffers hold, the places in turn (Turns)."""
+        return self.turns.serve(max_count, self.per_place, self._from_buffer)
+
+    def _from_buffer(self, place: PlaceRef, count: int) -> list[Received]:
+        frames = self.link.waiting(self.subs[place])
+        batch: list[Received] = []
+        while frames and len(batch) < count:
+            frame = frames.popleft()
+            batch.append((messages.taken if self.assume_redelivered else messages.received)(frame, place.name))
+        if batch:
             self.in_hand.setdefault(place, set()).update(
                 str(message.token) for message in batch if message.token is not None)
-            self.turn = (index + 1) % count
-        return taken
+        return batch
 
     def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
         """ACK frames, the last one with a receipt: ActiveMQ handles a connection's frames in
@@ -141,7 +129,7 @@ class ActiveMQReader(PlaceReader):
         """DISCONNECT: ActiveMQ puts back everything unacknowledged. Safe twice."""
         self.subs.clear()
         self.in_hand.clear()
-        self.order = []
+        self.turns.keep(())
         self.link.close()
 
 

@@ -45,6 +45,7 @@ from aiormq.abc import DeliveredMessage
 
 from console.brokers.base import BrokerError, PlaceReader, PlaceRef, Received
 from console.brokers.rabbitmq.capture import Deliveries, delivery_of, received
+from console.brokers.readers import Turns
 
 if TYPE_CHECKING:
     from console.brokers.rabbitmq.adapter import RabbitMQAdapter
@@ -85,8 +86,7 @@ class RabbitReader(PlaceReader):
         self.lanes: dict[PlaceRef, _Lane] = {}
         self.gone: dict[PlaceRef, _Lane] = {}  # cancelled by the broker with messages still taken
         self.lines: dict[str, list[_Line]] = {}  # vhost -> its channels
-        self.order: list[PlaceRef] = []  # the turn order of take
-        self.turn = 0
+        self.turns = Turns()
         self.arrived: asyncio.Event | None = None  # made on the adapter's loop
         self.sending: set[asyncio.Future[Any]] = set()  # nacks sent from a delivery callback
         self.closed = False
@@ -154,9 +154,7 @@ class RabbitReader(PlaceReader):
                         f"{self.rabbit.where(vhost)}; another reader must follow {place.name!r}", permanent=False)
                     continue
                 await self._consume(line, place)
-        self.order = [place for place in self.order if place in self.lanes]
-        self.order += [place for place in new if place in self.lanes]
-        self.turn %= max(1, len(self.order))
+        self.turns.keep(self.lanes.keys(), list(new))
         return refused
 
     async def _line(self, vhost: str) -> _Line | None:
@@ -276,27 +274,17 @@ class RabbitReader(PlaceReader):
         return self._in_turn(max_count)
 
     def _in_turn(self, max_count: int) -> dict[PlaceRef, list[Received]]:
-        """What the buffers hold, each place in turn from where the last take stopped, at most
-        ``per_place`` of one and ``max_count`` in all."""
-        taken: dict[PlaceRef, list[Received]] = {}
-        left = max_count
-        count = len(self.order)
-        for step in range(count):
-            if left <= 0:
-                break
-            index = (self.turn + step) % count
-            lane = self.lanes.get(self.order[index])
-            if lane is None or not lane.waiting:
-                continue
-            batch: list[Received] = []
-            while lane.waiting and len(batch) < min(self.per_place, left):
-                message = lane.waiting.popleft()
-                lane.taken.add(_tag(message))
-                batch.append(received(message))
-            taken[lane.place] = batch
-            left -= len(batch)
-            self.turn = (index + 1) % count
-        return taken
+        """What the buffers hold, the places in turn (Turns)."""
+        return self.turns.serve(max_count, self.per_place, self._from_lane)
+
+    def _from_lane(self, place: PlaceRef, count: int) -> list[Received]:
+        lane = self.lanes.get(place)
+        batch: list[Received] = []
+        while lane is not None and lane.waiting and len(batch) < count:
+            message = lane.waiting.popleft()
+            lane.taken.add(_tag(message))
+            batch.append(received(message))
+        return batch
 
     # -- acknowledging and settling -----------------------------------------------------------------
 
@@ -355,7 +343,7 @@ class RabbitReader(PlaceReader):
         self.lines.clear()
         self.lanes.clear()
         self.gone.clear()
-        self.order = []
+        self.turns.keep(())
 
 
 def _tag(message: DeliveredMessage) -> int:

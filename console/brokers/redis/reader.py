@@ -45,6 +45,7 @@ from redis import exceptions as rx
 from redis.typing import StreamRangeResponse
 
 from console.brokers.base import Adapter, BrokerError, PlaceReader, PlaceRef, Received
+from console.brokers.readers import Turns
 from console.brokers.redis.capture import DeadStreamCapture, PendingCapture
 from console.brokers.redis.connection import Options, translated_errors
 from console.brokers.redis.entries import dead_stream_received, stream_entries, text
@@ -88,8 +89,7 @@ class RedisReader(PlaceReader):
         self.where = where
         self.options = options
         self.places: dict[PlaceRef, _Place] = {}
-        self.order: list[PlaceRef] = []  # the turn order of take
-        self.turn = 0
+        self.turns = Turns()
         self.next_look = 0.0
         self.closed = False
 
@@ -104,8 +104,7 @@ class RedisReader(PlaceReader):
         for place in new:
             if place not in refused:
                 self.places[place] = _Place()
-        self.order = sorted(self.places, key=lambda place: (place.scope, place.name))
-        self.turn = 0
+        self.turns.keep(self.places.keys(), new)
         self.next_look = 0.0
         return refused
 
@@ -161,7 +160,7 @@ class RedisReader(PlaceReader):
                 return taken
 
     def _groups(self) -> list[PlaceRef]:
-        return [place for place in self.order if place.scope]
+        return [place for place in self.turns.order if place.scope]
 
     def _look(self, now: float) -> None:
         """One pipelined XPENDING summary of every followed group; read further only the groups
@@ -215,7 +214,7 @@ class RedisReader(PlaceReader):
 
     def _read_streams(self, *, block_ms: int | None) -> None:
         """One XREAD over every followed dead stream with room, each after its last id read."""
-        streams = {place.name: self.places[place].last_id for place in self.order
+        streams = {place.name: self.places[place].last_id for place in self.turns.order
                    if not place.scope and self.places[place].held() < self.per_place}
         if not streams:
             if block_ms is not None:
@@ -238,23 +237,14 @@ class RedisReader(PlaceReader):
                 state.last_id = text(entries[-1][0])  # what was cut off is read again next time
 
     def _hand_over(self, max_count: int) -> dict[PlaceRef, list[Received]]:
-        """At most ``per_place`` of each place, ``max_count`` in all, the places in turn."""
-        taken: dict[PlaceRef, list[Received]] = {}
-        left = max_count
-        count = len(self.order)
-        for step in range(count):
-            if left <= 0:
-                break
-            place = self.order[(self.turn + step) % count]
-            state = self.places[place]
-            if not state.ready:
-                continue
-            batch, state.ready = state.ready[: min(self.per_place, left)], state.ready[min(self.per_place, left):]
-            state.in_hand.update(message.token for message in batch)
-            taken[place] = batch
-            left -= len(batch)
-            self.turn = (self.turn + step + 1) % count
-        return taken
+        """What was found, the places in turn (Turns)."""
+        return self.turns.serve(max_count, self.per_place, self._from_found)
+
+    def _from_found(self, place: PlaceRef, count: int) -> list[Received]:
+        state = self.places[place]
+        batch, state.ready = state.ready[:count], state.ready[count:]
+        state.in_hand.update(message.token for message in batch)
+        return batch
 
     # -- acknowledging, settling, closing ----------------------------------------------------
 
