@@ -15,6 +15,9 @@ Features
   declare sent after it (``basic.ack`` has no answer of its own); closing the channel requeues
   the rest. The prefetch is three of the batches asked for, so it shrinks for large messages
   (started again when the batch size changes twofold: RabbitMQ fixes it when a consumer starts).
+- **The keeper's reader** (``reader.py``): hundreds of queues followed at once, a consumer each
+  (manual acks, a prefetch of the place's share) on a few channels of the connection per vhost;
+  deliveries wait undecoded in a buffer per queue until taken, places taken in turn.
 - **Failure envelope** (``xdeath.py``): origin subscription, exchange, routing key, reason
   (``rejected``, ``expired``, ``maxlen``, ``delivery_limit``), count and failure times from
   ``x-death``, skipping retry-queue hops; ``x-first-death-*`` and quorum ``x-delivery-count``
