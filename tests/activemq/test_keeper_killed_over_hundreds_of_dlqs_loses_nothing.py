@@ -1,4 +1,4 @@
-"""The kept-place crash scenario (tests.keeper_crash) on ActiveMQ Classic with 100 kept
+"""The kept-place crash scenario (tests.keeper_crash) on ActiveMQ Classic with 200 kept
 individual DLQs: ten SIGKILLs of the keeper and a restart of the broker, and every message
 NACKed into them is kept once and gone from the broker.
 
@@ -21,9 +21,9 @@ from tests.keeper_crash import body_of, place_of, survives_kills_and_a_restart
 
 pytestmark = [pytest.mark.activemq, pytest.mark.django_db(transaction=True)]
 
-PLACES = 100
-#: Messages NACKed into each DLQ before each kill: 300 a round, 3,000 in all.
-PER_PLACE = 3
+PLACES = 200
+#: Messages NACKed into each DLQ before each kill: 400 a round, 4,000 in all.
+PER_PLACE = 2
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ class ActiveMQSite:
         self.client.close()
 
 
-def test_every_message_of_a_hundred_dlqs_is_kept_once_through_kills_and_a_broker_restart(
+def test_every_message_of_two_hundred_dlqs_is_kept_once_through_kills_and_a_broker_restart(
         private_activemq, keeper, operator):
     site = ActiveMQSite(private_activemq)
     try:

@@ -76,6 +76,25 @@ def killer(filesystem_transport, tmp_path, settings):
     worker = Worker(filesystem_transport, tmp_path / "worker.log", **worker_settings())
     yield Killer(worker)
     worker.kill()
+    _wait_for_killed_sessions()
+
+
+def _wait_for_killed_sessions(seconds: float = 30) -> None:
+    """Until no other session of the test database runs a statement: a backend whose client was
+    killed mid-statement (the search rows' fill of 10,000 letters) finishes that statement
+    first, and the test's flush would deadlock with it."""
+    import time
+
+    from django.db import connection
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND pid <> pg_backend_pid() AND state <> 'idle'")
+            if not cursor.fetchone()[0]:
+                return
+        time.sleep(0.1)
 
 
 # -- a broker of the test's own, to stop and start (tests.rabbitmq.private_node) ----------------
