@@ -5,7 +5,6 @@ let go or the reader closes."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 
@@ -17,6 +16,7 @@ from console.brokers.activemq.multiplex import MultiLink
 from console.brokers.activemq.reader import ActiveMQReader
 from console.brokers.base import BrokerConfig, PlaceReader, PlaceRef, Received
 from tests.activemq.conftest import ACTIVEMQ_URL
+from tests.sockets import connections_to
 
 pytestmark = pytest.mark.activemq
 
@@ -51,25 +51,8 @@ def readers(adapter):
 
 
 def stomp_connections() -> int:
-    """This process's established TCP connections to the test broker's STOMP port (Linux: its socket inodes
-    found in /proc/net/tcp)."""
-    inodes = set()
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[len("socket:["):-1])
-    port = f":{server_address(ACTIVEMQ_URL)[1]:04X}"
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as rows:
-            for row in list(rows)[1:]:
-                fields = row.split()
-                if fields[2].endswith(port) and fields[3] == "01" and fields[9] in inodes:
-                    count += 1
-    return count
+    """This process's established connections to the test broker."""
+    return connections_to(server_address(ACTIVEMQ_URL)[1])
 
 
 def take_until(reader: PlaceReader, count: int, *, ack: bool = True, seconds: float = 20.0,

@@ -6,7 +6,6 @@ a place that is not there reported by follow, and settled only once nothing wait
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from urllib.parse import urlsplit
@@ -17,6 +16,7 @@ from console.brokers.base import BrokerConfig, PlaceReader, PlaceRef, Received
 from console.brokers.redis.adapter import RedisStreamsAdapter
 from tests.redis_streams.conftest import REDIS_URL, TEST_OPTIONS
 from tests.redis_streams.consumers import DeadStreamWorker, PoisonedGroup
+from tests.sockets import connections_to
 
 pytestmark = pytest.mark.redis
 
@@ -45,24 +45,8 @@ def readers(adapter):
 
 
 def redis_connections() -> int:
-    """This process's established TCP connections to Redis's port (Linux: its socket inodes
-    found in /proc/net/tcp)."""
-    inodes = set()
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[len("socket:["):-1])
-    port = f":{urlsplit(REDIS_URL).port or 6379:04X}"
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as rows:
-            for row in list(rows)[1:]:
-                fields = row.split()
-                count += fields[2].endswith(port) and fields[3] == "01" and fields[9] in inodes
-    return count
+    """This process's established connections to the test broker."""
+    return connections_to(urlsplit(REDIS_URL).port or 6379)
 
 
 def take_until(reader: PlaceReader, count: int, *, ack: bool = True, seconds: float = 20.0,

@@ -178,12 +178,7 @@ class QueueConsumer:
             return
         if self.raw.is_closed:
             raise self._lost()
-        highest = max(tags)
-        if set(tags) == {tag for tag in self.unacked if tag <= highest}:
-            await self.raw.basic_ack(highest, multiple=True)
-        else:
-            for tag in tags:
-                await self.raw.basic_ack(tag)
+        await ack_on(self.raw, tags, self.unacked)
         # basic.ack has no answer: a broker stopping right after it was written could drop it,
         # and the caller would forget the copies it must match when the messages come back
         # (a batch stored twice). The queue answers a passive declare after the acks the
@@ -195,6 +190,17 @@ class QueueConsumer:
     async def close(self) -> None:
         if not self.channel.is_closed:
             await self.channel.close()
+
+
+async def ack_on(raw: Any, tags: Sequence[int], outstanding: set[int]) -> None:
+    """Acknowledge ``tags`` on the channel ``raw``: one ``multiple`` ack when they are exactly
+    what it has outstanding up to the highest of them, else one each."""
+    highest = max(tags)
+    if set(tags) == {tag for tag in outstanding if tag <= highest}:
+        await raw.basic_ack(highest, multiple=True)
+    else:
+        for tag in tags:
+            await raw.basic_ack(tag)
 
 
 class Deliveries:

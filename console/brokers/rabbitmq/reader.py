@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 from aiormq.abc import DeliveredMessage
 
 from console.brokers.base import BrokerError, PlaceReader, PlaceRef, Received
-from console.brokers.rabbitmq.capture import Deliveries, delivery_of, received
+from console.brokers.rabbitmq.capture import Deliveries, ack_on, delivery_of, received
 from console.brokers.readers import Turns
 
 if TYPE_CHECKING:
@@ -297,12 +297,7 @@ class RabbitReader(PlaceReader):
                               "the queue", permanent=False)
         self._check()
         line = lane.line
-        highest = max(tags)
-        if set(tags) == {tag for tag in line.outstanding if tag <= highest}:
-            await line.raw.basic_ack(highest, multiple=True)
-        else:
-            for tag in tags:
-                await line.raw.basic_ack(tag)
+        await ack_on(line.raw, tags, line.outstanding)
         if not lane.cancelled:
             # basic.ack has no answer; the queue answers a passive declare after the acks the
             # channel sent it before (as QueueConsumer.ack).
