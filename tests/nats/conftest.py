@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import pytest
 from nats.aio.client import Client
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, RawStreamMsg, StreamConfig
+from nats.js.api import AckPolicy, ConsumerConfig, RawStreamMsg, StreamConfig, StreamSource
 from nats.js.errors import NotFoundError
 
 from console.brokers import BrokerConfig, PlaceRef
@@ -25,6 +25,23 @@ from console.brokers.nats.connection import connect
 
 NATS_URL = "nats://127.0.0.1:4222"
 T = TypeVar("T")
+
+
+async def keep_record(js: JetStreamContext, advisory_stream: str = advisories.STREAM) -> None:
+    """A mirror of the advisory stream, made before the first death a test counts: the console
+    deletes the advisories it captured, the mirror keeps every one the server stored (an hour)."""
+    try:
+        await js.stream_info(f"{advisory_stream}_RECORD")
+    except NotFoundError:
+        await js.add_stream(StreamConfig(name=f"{advisory_stream}_RECORD", max_age=3600,
+                                         mirror=StreamSource(name=advisory_stream)))
+
+
+async def recorded(js: JetStreamContext, subject: str, advisory_stream: str = advisories.STREAM) -> int:
+    """Advisories the server has stored in the advisory stream on these subjects, captured or not
+    (counted in the mirror ``keep_record`` made, which copies only what the stream stored)."""
+    info = await js.stream_info(f"{advisory_stream}_RECORD", subjects_filter=subject)
+    return sum((info.state.subjects or {}).values())
 
 
 class Nats:
@@ -52,6 +69,7 @@ def nats_tool():
     tool = Nats()
     # The advisory stream must exist before the first death: the console makes it on check().
     tool(lambda js: advisories.ensure_stream(js, advisories.STREAM))
+    tool(keep_record)
     yield tool
     tool.close()
 
@@ -75,6 +93,7 @@ class FailingConsumer:
             durable_name=self.consumer, max_deliver=self.MAX_DELIVER, ack_wait=1.0, ack_policy=AckPolicy.EXPLICIT,
         )))
         self._subscription = nats(lambda js: js.pull_subscribe_bind(self.consumer, self.stream))
+        nats(lambda js: keep_record(js, advisory_stream))
 
     @property
     def place(self) -> PlaceRef:
@@ -128,10 +147,17 @@ class FailingConsumer:
         return message.metadata.sequence.stream
 
     def advisories_recorded(self) -> int:
-        """Advisories about this consumer in the console's advisory stream (the server's count)."""
+        """Advisories about this consumer the server has stored in the console's advisory stream."""
+        subject = f"{advisories.PREFIX}.*.{self.stream}.{self.consumer}"
+        return self.nats(lambda js: recorded(js, subject, self.advisory_stream))
+
+    def advisories_waiting(self) -> int:
+        """Advisories about this consumer still in the advisory stream (captured ones are deleted
+        from a stream the console made)."""
         subject = f"{advisories.PREFIX}.*.{self.stream}.{self.consumer}"
         info = self.nats(lambda js: js.stream_info(self.advisory_stream, subjects_filter=subject))
-        return sum((info.state.subjects or {}).values())
+        return sum(count for name, count in (info.state.subjects or {}).items()
+                   if name.split(".")[4] in advisories.REASONS)  # a site's stream may keep other kinds
 
     def wait_for_advisories(self, count: int) -> None:
         deadline = time.monotonic() + 10

@@ -29,6 +29,9 @@ def test_capturing_twice_stores_each_letter_once(nats_broker, failing_consumer, 
     assert sorted(letter.body_bytes for letter in letters_of(place)) == [
         b"order 0", b"order 1", b"order 2", b"terminated one"]
     assert DeadLetter.objects.filter(pending_ack__isnull=False).count() == 0
+    # What is captured leaves the console's advisory stream: a restarted server that forgot its
+    # trackers' acknowledgements has nothing left to announce twice.
+    assert source.advisories_waiting() == 0 and source.advisories_recorded() == 4
 
 
 def test_a_capture_that_died_before_acking_is_not_stored_twice(nats_broker, failing_consumer):

@@ -1,7 +1,7 @@
 """The keeper's NATS reader on the real server: a hundred dead places (durable consumers)
 followed over the adapter's one connection, each letter handed over once with its own place,
 no place starved by a deep one, an acknowledged letter never handed over again, whatever is not
-acknowledged handed back, flagged redelivered, when a place is let go or the reader closes; a
+acknowledged handed back when a place is let go or the reader closes; a
 place that does not exist is refused, and a place is settled only once its advisory is
 acknowledged.
 
@@ -24,7 +24,7 @@ from console.brokers import BrokerConfig
 from console.brokers.base import PlaceReader, PlaceRef, Received
 from console.brokers.nats import advisories
 from console.brokers.nats.adapter import NatsAdapter
-from tests.nats.conftest import NATS_URL, Nats
+from tests.nats.conftest import NATS_URL, Nats, recorded
 
 pytestmark = pytest.mark.nats
 
@@ -57,17 +57,14 @@ class HundredPlaces:
         only when the worker asks again: the server checks the count as it delivers)."""
         subject = f"{advisories.PREFIX}.*.{self.stream}.{self.consumers[place]}"
 
-        async def recorded(js: JetStreamContext) -> int:
-            info = await js.stream_info(advisories.STREAM, subjects_filter=subject)
-            return sum((info.state.subjects or {}).values())
 
         async def die(js: JetStreamContext) -> None:
-            wanted = await recorded(js) + count
+            wanted = await recorded(js, subject) + count
             await asyncio.gather(*(js.publish(f"{self.prefix}.p{place}", f"p{place}/{n}".encode())
                                    for n in range(count)))
             worker = await js.pull_subscribe_bind(self.consumers[place], self.stream)
             try:
-                while await recorded(js) < wanted:
+                while await recorded(js, subject) < wanted:
                     try:
                         messages = await worker.fetch(count, timeout=0.5)
                     except TimeoutError:
@@ -137,7 +134,9 @@ def test_letters_dying_into_a_few_of_a_hundred_places_are_taken_once_with_their_
         assert bodies(taken) == {"worker_003": [b"p3/0", b"p3/1"], "worker_050": [b"p50/0"],
                                  "worker_097": [b"p97/0", b"p97/1"]}
         letter = taken[PlaceRef("worker_050", places.stream)][0]
-        assert (letter.envelope.reason, letter.envelope.death_count, letter.redelivered) == ("max_deliver", 2, False)
+        # Flagged redelivered though delivered once: on NATS custody always looks for a copy
+        # committed before a crash (capture.received says why).
+        assert (letter.envelope.reason, letter.envelope.death_count, letter.redelivered) == ("max_deliver", 2, True)
         for place, batch in taken.items():
             reader.ack(place, batch)
         assert reader.take(max_count=1000, wait_seconds=1) == {}
@@ -165,7 +164,7 @@ def test_a_place_with_hundreds_dead_does_not_starve_another(places, adapter):
         assert not {r.body for r in more[deep]} & {r.body for r in taken[deep]}
 
 
-def test_letting_a_place_go_or_closing_hands_its_letters_back_redelivered(places, adapter):
+def test_letting_a_place_go_or_closing_hands_its_letters_back(places, adapter):
     first, second = places.refs[10], places.refs[20]
     places.kill(10, 1)
     places.kill(20, 1)
@@ -176,12 +175,12 @@ def test_letting_a_place_go_or_closing_hands_its_letters_back_redelivered(places
     with adapter.open_reader(per_place=PER_PLACE) as other:
         other.follow([first])
         (letter,) = take_until(other, 1)[first]
-        assert (letter.body, letter.redelivered) == (b"p10/0", True)
+        assert letter.body == b"p10/0"
         other.ack(first, [letter])
         reader.close()
         other.follow([first, second])
         (letter,) = take_until(other, 1)[second]
-        assert (letter.body, letter.redelivered) == (b"p20/0", True)
+        assert letter.body == b"p20/0"
 
 
 def test_a_place_that_does_not_exist_is_refused(places, adapter):
@@ -207,3 +206,7 @@ def test_a_place_is_settled_only_once_its_letter_is_acknowledged(places, adapter
         reader.ack(place, [letter])
         assert reader.settled(place)
         assert adapter.depths([place]) == {place: 0}
+    # Acknowledged, the advisory left the console's advisory stream; the record still counts it.
+    subject = f"{advisories.PREFIX}.*.{places.stream}.{place.name}"
+    info = places.nats(lambda js: js.stream_info(advisories.STREAM, subjects_filter=subject))
+    assert not info.state.subjects and places.nats(lambda js: recorded(js, subject)) == 1

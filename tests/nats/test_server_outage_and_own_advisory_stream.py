@@ -1,6 +1,6 @@
 """On a nats-server of the test's own: a server that goes away in the middle of a capture
 loses nothing and stores nothing twice; a site whose advisories another stream already keeps
-is told so, and can point the console at that stream."""
+is told so, and can point the console at that stream, which the console does not delete from."""
 
 from __future__ import annotations
 
@@ -69,4 +69,7 @@ def test_advisories_kept_by_another_stream_are_reported_and_can_be_used(private_
     capture(place)
     assert [(letter.reason, letter.body_bytes) for letter in letters_of(place)] == [
         ("terminated", b"kept by the site's stream")]
+    # The site's own stream is left as it is: the advisory stays, acknowledged, and is not taken again.
+    assert source.advisories_waiting() == 1
+    assert capture(place).done == 0
     assert advisories.STREAM not in [s.config.name for s in private_tool(lambda js: js.streams_info())]

@@ -43,6 +43,7 @@ dropped. Connects give up after one retry, so an unreachable server is a quick B
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -92,6 +93,7 @@ class NatsAdapter(Adapter):
         self.advisory_ack_wait = float(config.options.get("advisory_ack_wait") or advisories.TRACKER_ACK_WAIT)
         self._loop: LoopThread | None = None
         self._client: Client | None = None
+        self._owns_advisories: bool | None = None  # whether captured advisories are deleted (acknowledge)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -120,6 +122,16 @@ class NatsAdapter(Adapter):
         """The console's advisory consumers for one place, made on first use."""
         return await advisories.ensure_trackers(js, self.advisory_stream, place.scope, place.name,
                                                 self.advisory_ack_wait)
+
+    async def acknowledge(self, js: JetStreamContext, notes: Sequence[Any]) -> None:
+        """Advisories whose letters are committed, taken by a capture or the keeper's reader:
+        acknowledged (``ack_sync`` waits for the server, so no later reader is handed them),
+        then deleted from the advisory stream if the console made it (``advisories.forget``)."""
+        await asyncio.gather(*(note.ack_sync() for note in notes))
+        if self._owns_advisories is None:
+            self._owns_advisories = await advisories.is_own(js, self.advisory_stream)
+        if self._owns_advisories:
+            await advisories.forget(js, self.advisory_stream, [note.metadata.sequence.stream for note in notes])
 
     def close(self) -> None:
         loop, client = self._loop, self._client

@@ -8,15 +8,19 @@ each advisory even while no console process runs (verified on nats-server 2.9.10
 
 Per dead place (one source consumer) the console keeps durable pull consumers on that stream,
 one per advisory kind, filtered to the place's advisories: what they have not acknowledged is
-what is not yet captured. The stream keeps advisories for a month (and at most 1 GiB, oldest
-dropped first): a console down for longer loses the oldest deaths' announcements, not the
-messages themselves, which stay in their streams.
+what is not yet captured. Once a letter is stored and its advisory acknowledged, the advisory
+is deleted from a stream the console made (``forget``), so the stream holds what waits for
+capture. It keeps that for a month (and at most 1 GiB, oldest dropped first): a console down
+for longer loses the oldest deaths' announcements, not the messages themselves, which stay in
+their streams.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,12 +39,17 @@ from nats.js.errors import BadRequestError, NotFoundError
 
 from console.brokers.base import BrokerError
 
+log = logging.getLogger(__name__)
+
 STREAM = "DLO_ADVISORIES"
 PREFIX = "$JS.EVENT.ADVISORY.CONSUMER"
 SUBJECTS = [f"{PREFIX}.MAX_DELIVERIES.>", f"{PREFIX}.MSG_TERMINATED.>"]
 REASONS = {"MAX_DELIVERIES": "max_deliver", "MSG_TERMINATED": "terminated"}
 KEEP_SECONDS = 30 * 24 * 3600  # a month: longer than any console outage we plan for
 KEEP_BYTES = 1024**3  # advisories are ~300 bytes: millions of deaths
+#: How the console marks an advisory stream it made itself: only from such a stream are captured
+#: advisories deleted (``forget``); a stream the operator made and named is left as it is.
+OWN_DESCRIPTION = "Dead Letter Office: consumer delivery advisories, kept while the console is down"
 TRACKER_ACK_WAIT = 30.0  # fetch -> commit to PostgreSQL -> ack; also how long a crashed
 # capture's advisories stay out of sight before they come back
 
@@ -55,7 +64,7 @@ async def ensure_stream(js: JetStreamContext, name: str) -> None:
     config = StreamConfig(
         name=name, subjects=SUBJECTS, storage=StorageType.FILE, retention=RetentionPolicy.LIMITS,
         max_age=KEEP_SECONDS, max_bytes=KEEP_BYTES,
-        description="Dead Letter Office: consumer delivery advisories, kept while the console is down",
+        description=OWN_DESCRIPTION,
     )
     try:
         await js.add_stream(config)
@@ -67,6 +76,34 @@ async def ensure_stream(js: JetStreamContext, name: str) -> None:
             ) from None
         if exc.err_code != 10058:  # 10058: created meanwhile by another console process
             raise
+
+
+async def is_own(js: JetStreamContext, name: str) -> bool:
+    """Whether the console made this advisory stream (and may delete from it)."""
+    try:
+        info = await js.stream_info(name)
+    except NotFoundError:
+        return False
+    return info.config.description == OWN_DESCRIPTION
+
+
+async def forget(js: JetStreamContext, name: str, seqs: list[int]) -> None:
+    """Delete captured advisories from the console's own advisory stream, by sequence.
+
+    Acknowledging is not enough on nats-server 2.9.10: restarted with SIGTERM, it put a
+    filtered tracker's delivery pointer back (delivered up to sequence 806 before, 420 after,
+    seen in the NATS crash test) and handed out again advisories acknowledged long before, as
+    first deliveries, which nothing can tell from new deaths. A deleted advisory cannot come
+    back. A failed delete is logged and left: the acknowledgement stands."""
+    async def one(seq: int) -> None:
+        try:
+            await js.delete_msg(name, seq)
+        except NotFoundError:
+            pass  # deleted already, or aged out
+        except Exception as exc:  # noqa: BLE001 - the letter is stored and the advisory acked
+            log.warning("could not delete captured advisory %s#%d: %s", name, seq, exc)
+
+    await asyncio.gather(*(one(seq) for seq in seqs))
 
 
 def place_filter(stream: str, consumer: str, kind: str) -> str:

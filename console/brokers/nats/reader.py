@@ -9,6 +9,9 @@ advisory kind). Each tracker gets a subscription on an inbox of its own and one 
 one is stored, and answers 408 when the request expires, which is when the reader asks again.
 So an idle place costs two subscriptions and a request to each of its trackers every 15 s (the
 default ack wait of 30 s); nothing is asked per take (measured by benchmarks/nats_reader_idle.py).
+Each request has a reply subject of its own, so the server's word on an older request is told
+apart; a request the server dropped without a word (a freshly restarted nats-server 2.9.10
+does) counts as ended once well past its expiry (``Tracker.lapsed``), and is asked again.
 
 Bounded: a pull request asks for at most the room the place has left, ``per_place`` less the
 advisories this reader holds of it (arrived and waiting for a take, or taken and not yet
@@ -16,14 +19,17 @@ acknowledged) and less what its other tracker's request may still bring. The roo
 between the two trackers when both ask at once. ``take`` serves the places with advisories in
 hand in turn (a place served goes to the back of the line) and turns each advisory into its
 letter as the capture does (``capture.received``: the dead message fetched by sequence,
-unreadable advisories terminated and dropped).
+unreadable advisories terminated and dropped). An advisory sent again while in hand (its ack
+wait ran out while its take was being stored) is dropped: the one ack covers both. ``ack``
+acknowledges, then deletes the advisories (``NatsAdapter.acknowledge``).
 
 Letting go (a place no longer followed, or ``close``): the subscriptions are drained, so what
-the server had already sent lands here, and everything held is NAKed, flagged redelivered when
-it comes back; not at once where a request of ours is still open, but once that request has
-expired (``_let_go`` says why): up to half the ack wait. An advisory the server sends in the
-instant between the unsubscribe and its noticing stays out of sight for the tracker's ack wait,
-then comes back.
+the server had already sent lands here, and everything held is NAKed; not at once where a
+request of ours is still open, but once that request has expired (``_let_go`` says why): up to
+half the ack wait. An advisory the server sends in the instant between the unsubscribe and its
+noticing stays out of sight for the tracker's ack wait, then comes back. Whatever comes back
+is matched with a copy committed before (every NATS letter is flagged redelivered,
+``capture.received``).
 
 A place whose source consumer or stream is gone is refused by ``follow`` (permanent): the
 keeper stops keeping it. A tracker deleted while followed (a 409 "Consumer Deleted" or no
@@ -53,7 +59,7 @@ from nats.js.errors import NotFoundError
 
 from console.brokers.base import BrokerError, PlaceReader, PlaceRef, Received
 from console.brokers.nats.advisories import TRACKER_ACK_WAIT
-from console.brokers.nats.capture import received
+from console.brokers.nats.capture import received, seq_of
 from console.brokers.nats.depths import consumers_of, trackers_of
 
 if TYPE_CHECKING:
@@ -65,6 +71,8 @@ log = logging.getLogger(__name__)
 #: request and one 408 answer per this many seconds. Never more than half the tracker's ack
 #: wait (``expiry``), for the reason told there.
 EXPIRES_SECONDS = 30.0
+#: How long past its expiry a request is still waited for at least (``Tracker.lapsed``).
+LAPSE_SECONDS = 2.0
 #: Status answers that end a pull request without anything wrong (expired, nothing left).
 DONE_STATUSES = {"408", "404"}
 
@@ -76,10 +84,18 @@ class Tracker:
     name: str
     expires: float  # seconds a request of ours stays open (``expiry``)
     subscription: Any = None
-    inbox: str = ""
+    inbox: str = ""  # each request's reply subject is ``<inbox>.<number>``
     next_subject: str = ""  # where its pull requests go
     asked: int = 0  # advisories the open request may still bring (0: no request open)
     open_until: float = 0.0  # the loop's clock when the open request expires
+    reply: str = ""  # the open request's reply subject: the server's word on an older one is stale
+    sent: int = 0  # requests sent
+
+    def lapsed(self, now: float) -> bool:
+        """Whether the open request is past its expiry with no word from the server: nats-server
+        2.9.10 freshly restarted dropped pull requests without the 408 that ends them (seen: 156
+        of 400 trackers waited on requests the server no longer held)."""
+        return bool(self.asked) and now > self.open_until + max(LAPSE_SECONDS, self.expires)
 
 
 @dataclass
@@ -87,13 +103,19 @@ class Followed:
     place: PlaceRef
     trackers: list[Tracker]
     waiting: list[Msg] = field(default_factory=list)  # arrived, not yet taken
-    taken: dict[int, Msg] = field(default_factory=dict)  # taken, not yet acknowledged
+    taken: dict[int, Msg] = field(default_factory=dict)  # taken, not yet acknowledged, by ``seq_of``
     turn: int = 0  # which tracker asks first when both ask at once
     lost: bool = False
 
     @property
     def held(self) -> int:
         return len(self.waiting) + len(self.taken)
+
+    def holds(self, note: Msg) -> bool:
+        """Whether this advisory is in hand already (the server sends it again when its ack
+        wait runs out while a take is being stored)."""
+        seq = seq_of(note)
+        return seq in self.taken or any(seq_of(waiting) == seq for waiting in self.waiting)
 
 
 class NatsReader(PlaceReader):
@@ -119,7 +141,7 @@ class NatsReader(PlaceReader):
 
     def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
         notes = [received.token for received in messages]
-        self.nats.call(lambda js: self._ack(place, notes))
+        self.nats.call(lambda js: self._ack(js, place, notes))
 
     def settled(self, place: PlaceRef) -> bool:
         return self.nats.call(lambda js: self._settled(js, place))
@@ -170,7 +192,7 @@ class NatsReader(PlaceReader):
                 tracker.inbox = client.new_inbox()
                 tracker.next_subject = f"{js._prefix}.CONSUMER.MSG.NEXT.{self.nats.advisory_stream}.{tracker.name}"
                 tracker.subscription = await client.subscribe(
-                    tracker.inbox, cb=functools.partial(self._arrive, followed, tracker))
+                    f"{tracker.inbox}.*", cb=functools.partial(self._arrive, followed, tracker))
             await self._ask(followed)
         return refused
 
@@ -208,23 +230,26 @@ class NatsReader(PlaceReader):
             share = room if n == len(idle) - 1 else max(1, room // (len(idle) - n))
             tracker.asked = share
             tracker.open_until = asyncio.get_running_loop().time() + tracker.expires
+            tracker.sent += 1
+            tracker.reply = f"{tracker.inbox}.{tracker.sent}"
             request = {"batch": share, "expires": int(tracker.expires * 1e9)}
             self.requests += 1
-            await self.client.publish(tracker.next_subject, json.dumps(request).encode(), reply=tracker.inbox)
+            await self.client.publish(tracker.next_subject, json.dumps(request).encode(), reply=tracker.reply)
 
     async def _arrive(self, followed: Followed, tracker: Tracker, note: Msg) -> None:
         """A subscription's callback: an advisory, or the server's word on the open request."""
         status = note.headers.get(Header.STATUS) if note.headers else None
         if status is None:
-            followed.waiting.append(note)
             tracker.asked = max(0, tracker.asked - 1)
+            if not followed.holds(note):  # else its ack wait ran out while held: one letter
+                followed.waiting.append(note)
             self.ready[followed.place] = None
             if self._arrived is not None:
                 self._arrived.set()
             if tracker.asked == 0:
                 await self._ask(followed)
             return
-        if status == "100":  # a heartbeat (none are asked for)
+        if status == "100" or note.subject != tracker.reply:  # a heartbeat, or an older request's end
             return
         tracker.asked = 0
         if status in DONE_STATUSES:
@@ -248,9 +273,13 @@ class NatsReader(PlaceReader):
         assert self._arrived is not None, "follow before take"
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_seconds
+        now = loop.time()
         for followed in self.followed.values():
-            if not any(t.asked for t in followed.trackers):
-                await self._ask(followed)  # a request refused earlier (409): asked again here
+            for tracker in followed.trackers:
+                if tracker.lapsed(now):
+                    tracker.asked = 0
+            if not all(t.asked for t in followed.trackers):
+                await self._ask(followed)  # a request refused earlier (409) or lapsed: asked again here
         while True:
             picked: list[tuple[Followed, list[Msg]]] = []
             left = max_count
@@ -264,7 +293,7 @@ class NatsReader(PlaceReader):
                 if followed.waiting:
                     self.ready[place] = None  # back of the line
                 for note in notes:
-                    followed.taken[id(note)] = note
+                    followed.taken[seq_of(note)] = note
                 left -= len(notes)
                 picked.append((followed, notes))
             if not self.ready:
@@ -274,7 +303,7 @@ class NatsReader(PlaceReader):
                 letters = await asyncio.gather(*(received(js, note) for note in notes))
                 for note, found in zip(notes, letters, strict=True):
                     if found is None:  # dropped for good (terminated)
-                        followed.taken.pop(id(note), None)
+                        followed.taken.pop(seq_of(note), None)
                 kept = [found for found in letters if found is not None]
                 if kept:
                     taken[followed.place] = kept
@@ -289,13 +318,12 @@ class NatsReader(PlaceReader):
                 pass
             self._connection(js)
 
-    async def _ack(self, place: PlaceRef, notes: list[Msg]) -> None:
-        # ack_sync waits for the server: once it returns, no other reader can be handed them.
-        await asyncio.gather(*(note.ack_sync() for note in notes))
+    async def _ack(self, js: JetStreamContext, place: PlaceRef, notes: list[Msg]) -> None:
+        await self.nats.acknowledge(js, notes)
         followed = self.followed.get(place)
         if followed is not None:
             for note in notes:
-                followed.taken.pop(id(note), None)
+                followed.taken.pop(seq_of(note), None)
             await self._ask(followed)
 
     async def _settled(self, js: JetStreamContext, place: PlaceRef) -> bool:
