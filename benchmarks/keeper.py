@@ -363,6 +363,7 @@ class KeeperProcess:
 
         env = {**os.environ, "DEBUG": "false", "SECRET_KEY": settings.SECRET_KEY, "LOG_LEVEL": "WARNING",
                "ALLOWED_HOSTS": "localhost"}
+        (ROOT / "var").mkdir(exist_ok=True)  # a fresh checkout has none
         self.log = open(ROOT / "var" / "bench-keeper.log", "a")
         self.process = subprocess.Popen([sys.executable, "manage.py", "keep"], cwd=ROOT, env=env, stdout=self.log,
                                         stderr=subprocess.STDOUT)

@@ -14,6 +14,8 @@ How letters die and where the console finds them:
   message itself stays in its stream.
 - The console binds a stream of its own to those advisory subjects (``advisories.py``), created
   idempotently by ``check()`` and ``discover()``, so no death is lost while the console is down.
+  Once a letter is stored, its advisory is acknowledged and, in a stream the console made,
+  deleted (``acknowledge``); a stream the operator named is left as it is.
 - A dead place is one such source consumer: ``PlaceInfo(name=<consumer>, scope=<stream>,
   kind="consumer", discovered_by="advisory", origins=[<consumer>])``. Its depth is the number
   of its advisories the console has not acknowledged yet (a durable consumer of the console's
