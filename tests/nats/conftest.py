@@ -44,6 +44,14 @@ async def recorded(js: JetStreamContext, subject: str, advisory_stream: str = ad
     return sum((info.state.subjects or {}).values())
 
 
+async def waiting(js: JetStreamContext, subject: str, advisory_stream: str = advisories.STREAM) -> int:
+    """Death advisories still in the advisory stream on these subjects (captured ones are deleted
+    from a stream the console made; a site's own stream may keep other kinds too)."""
+    info = await js.stream_info(advisory_stream, subjects_filter=subject)
+    return sum(count for name, count in (info.state.subjects or {}).items()
+               if name.split(".")[4] in advisories.REASONS)
+
+
 class Nats:
     """A plain nats-py connection for the test's own moves (publishing, failing, inspecting)."""
 
@@ -155,9 +163,7 @@ class FailingConsumer:
         """Advisories about this consumer still in the advisory stream (captured ones are deleted
         from a stream the console made)."""
         subject = f"{advisories.PREFIX}.*.{self.stream}.{self.consumer}"
-        info = self.nats(lambda js: js.stream_info(self.advisory_stream, subjects_filter=subject))
-        return sum(count for name, count in (info.state.subjects or {}).items()
-                   if name.split(".")[4] in advisories.REASONS)  # a site's stream may keep other kinds
+        return self.nats(lambda js: waiting(js, subject, self.advisory_stream))
 
     def wait_for_advisories(self, count: int) -> None:
         deadline = time.monotonic() + 10

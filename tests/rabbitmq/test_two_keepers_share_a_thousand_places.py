@@ -10,7 +10,6 @@ deleted afterwards; keeping is turned on for each through the service the place'
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
@@ -22,6 +21,7 @@ from console.jobs.automation.keeper import LOCK_CLASS
 from console.models import DeadLetter
 from tests.flow import keep
 from tests.rabbitmq.many_places import ManyPlaces
+from tests.sockets import local_ports_of
 from tests.workers import Keeper
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
@@ -47,26 +47,6 @@ def holders(place_ids: set[int]) -> dict[int, list[int]]:
             if int(objid) in place_ids:
                 held.setdefault(int(objid), []).append(port)
     return held
-
-
-def tcp_ports_of(pid: int) -> set[int]:
-    """The local ports of the process's TCP sockets (its PostgreSQL sessions' client ports)."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[len("socket:["):-1])
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as rows:
-            for row in list(rows)[1:]:
-                fields = row.split()
-                if fields[9] in inodes:
-                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
 
 
 def wait_for(condition, what: str, seconds: float, explain) -> float:
@@ -137,7 +117,7 @@ def test_two_keepers_hold_a_thousand_places_once_and_the_survivor_takes_over_wit
                         "every letter in custody", SETTLE_SECONDS, explain)
         figures.append(f"{sent} letters over {PLACES} places in custody {took:.1f}s after the last died")
 
-        ports = {name: tcp_ports_of(k.process.pid) for name, k in keepers.items()}
+        ports = {name: local_ports_of(k.process.pid) for name, k in keepers.items()}
         held = holders(ids)
         share = {name: sorted(place for place, holder in held.items() if set(holder) & ports[name])
                  for name in keepers}
@@ -154,7 +134,7 @@ def test_two_keepers_hold_a_thousand_places_once_and_the_survivor_takes_over_wit
         progress: list[str] = []  # how the survivor's share grew, for the figures
 
         def survivor_holds_all() -> bool:
-            mine = ports[survivor] | tcp_ports_of(keepers[survivor].process.pid)
+            mine = ports[survivor] | local_ports_of(keepers[survivor].process.pid)
             count = sum(1 for holder in holders(ids).values() if set(holder) <= mine)
             if not progress or not progress[-1].endswith(f" {count}"):
                 progress.append(f"{time.monotonic() - killed:.1f}s: {count}")

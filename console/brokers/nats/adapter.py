@@ -133,7 +133,7 @@ class NatsAdapter(Adapter):
         if self._owns_advisories is None:
             self._owns_advisories = await advisories.is_own(js, self.advisory_stream)
         if self._owns_advisories:
-            await advisories.forget(js, self.advisory_stream, [note.metadata.sequence.stream for note in notes])
+            await advisories.forget(js, self.advisory_stream, [advisories.seq_of(note) for note in notes])
 
     def close(self) -> None:
         loop, client = self._loop, self._client

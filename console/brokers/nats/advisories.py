@@ -24,6 +24,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.api import (
@@ -104,6 +105,11 @@ async def forget(js: JetStreamContext, name: str, seqs: list[int]) -> None:
             log.warning("could not delete captured advisory %s#%d: %s", name, seq, exc)
 
     await asyncio.gather(*(one(seq) for seq in seqs))
+
+
+def seq_of(note: Any) -> int:
+    """A delivered advisory's sequence in the advisory stream: the same on every delivery of it."""
+    return int(note.metadata.sequence.stream)
 
 
 def place_filter(stream: str, consumer: str, kind: str) -> str:

@@ -11,6 +11,7 @@ from nats.js import JetStreamContext
 
 from console.brokers.base import CaptureSession, PlaceRef, Received
 from console.brokers.nats import advisories
+from console.brokers.nats.advisories import seq_of
 from console.brokers.nats.letters import fetch_dead, letter
 
 if TYPE_CHECKING:
@@ -122,11 +123,6 @@ async def received(js: JetStreamContext, note: Any) -> Received | None:
         return None
     message = await fetch_dead(js, advisory)
     return letter(advisory, message, token=note, redelivered=True)
-
-
-def seq_of(note: Any) -> int:
-    """An advisory's sequence in the advisory stream: the same on every delivery of it."""
-    return int(note.metadata.sequence.stream)
 
 
 async def _fetch(subscription: Any, count: int, timeout: float) -> list[Any]:

@@ -58,8 +58,8 @@ from nats.js.api import ConsumerInfo, Header
 from nats.js.errors import NotFoundError
 
 from console.brokers.base import BrokerError, PlaceReader, PlaceRef, Received
-from console.brokers.nats.advisories import TRACKER_ACK_WAIT
-from console.brokers.nats.capture import received, seq_of
+from console.brokers.nats.advisories import TRACKER_ACK_WAIT, seq_of
+from console.brokers.nats.capture import received
 from console.brokers.nats.depths import consumers_of, trackers_of
 
 if TYPE_CHECKING:
@@ -272,8 +272,8 @@ class NatsReader(PlaceReader):
         self._connection(js)
         assert self._arrived is not None, "follow before take"
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait_seconds
         now = loop.time()
+        deadline = now + wait_seconds
         for followed in self.followed.values():
             for tracker in followed.trackers:
                 if tracker.lapsed(now):
