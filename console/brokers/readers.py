@@ -30,35 +30,57 @@ __all__ = ["PlaceReader", "SessionReader", "Turns"]
 class Turns:
     """The places a reader follows, in the order its takes serve them: each take starts after
     the place the last one served last, so a place that always has messages (a stream) never
-    keeps the others waiting."""
+    keeps the others waiting.
+
+    A take visits only the places marked as holding something (``mark``, called by the reader
+    as each message arrives in its buffers), so a take over hundreds of quiet places costs the
+    few that hold letters. A place stays marked until a take finds it holding fewer than it
+    asked for."""
 
     def __init__(self) -> None:
         self.order: list[PlaceRef] = []
+        self.position: dict[PlaceRef, int] = {}
         self.turn = 0
+        self.marked: set[PlaceRef] = set()
 
     def keep(self, places: Collection[PlaceRef], new: Sequence[PlaceRef] = ()) -> None:
         """Serve ``places`` from now on: those already in turn keep their order, ``new`` ones
         come last, in the order given."""
         self.order = [place for place in self.order if place in places]
         self.order += [place for place in new if place in places and place not in self.order]
+        self.position = {place: index for index, place in enumerate(self.order)}
+        self.marked = {place for place in self.marked if place in places}
         self.turn %= max(1, len(self.order))
+
+    def mark(self, place: PlaceRef) -> None:
+        """The place holds something to take (a message arrived in the reader's buffer for it)."""
+        self.marked.add(place)
 
     def serve(self, max_count: int, per_place: int,
               take_from: Callable[[PlaceRef, int], list[Received]]) -> dict[PlaceRef, list[Received]]:
-        """What ``take_from(place, n)`` gives of each place in turn (at most ``n`` of what is in
-        hand), at most ``per_place`` of one and ``max_count`` in all."""
+        """What ``take_from(place, n)`` gives of each marked place in turn (at most ``n`` of what
+        is in hand), at most ``per_place`` of one and ``max_count`` in all."""
         taken: dict[PlaceRef, list[Received]] = {}
-        left = max_count
         count = len(self.order)
-        for step in range(count):
+        if not self.marked or not count:
+            return taken
+        turn, position = self.turn, self.position
+        due = sorted((place for place in self.marked if place in position),
+                     key=lambda place: (position[place] - turn) % count)
+        left = max_count
+        for place in due:
             if left <= 0:
                 break
-            index = (self.turn + step) % count
-            batch = take_from(self.order[index], min(per_place, left))
+            asked = min(per_place, left)
+            # Unmarked before it is read: a message arriving meanwhile marks it again.
+            self.marked.discard(place)
+            batch = take_from(place, asked)
+            if len(batch) >= asked:
+                self.marked.add(place)  # it may hold more
             if batch:
-                taken[self.order[index]] = batch
+                taken[place] = batch
                 left -= len(batch)
-                self.turn = (index + 1) % count
+                self.turn = (position[place] + 1) % count
         return taken
 
 

@@ -168,16 +168,17 @@ def _note_origins(broker_id: int, scope: str,
                   arrivals: dict[str, tuple[DeadPlace, list[tuple[str, datetime, int]]]], now: datetime) -> None:
     # Rows locked in id order, so two captures touching the same origins cannot deadlock. Two
     # captures seeing a brand-new origin at the same instant: the later upsert's streak wins.
-    known = {o.name: o for o in Origin.objects.select_for_update().filter(
-        broker_id=broker_id, scope=scope, name__in=list(arrivals)).order_by("id")}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name, streak_exception, streak_same, streak_any, last_arrival_at, breaker_opened_at, "
+            f"breaker_reason FROM {Origin._meta.db_table} WHERE broker_id = %s AND scope = %s AND name = ANY(%s) "
+            "ORDER BY id FOR UPDATE", [broker_id, scope, list(arrivals)])
+        known = {name: _Streak(*streak) for name, *streak in cursor.fetchall()}
     same, any_, reset_after = _breaker_same(), _breaker_any(), _reset_after()
     streaks: dict[str, _Streak] = {}
     opened: list[tuple[DeadPlace, str, _Streak, list[int]]] = []
     for name, (place, letters) in arrivals.items():
-        origin = known.get(name)
-        streak = _Streak() if origin is None else _Streak(
-            origin.streak_exception, origin.streak_same, origin.streak_any, origin.last_arrival_at,
-            origin.breaker_opened_at, origin.breaker_reason)
+        streak = known.get(name) or _Streak()
         for exception, at, _ in letters:
             streak.add(exception, at, reset_after)
             if streak.opened_at is None and (why := streak.trips(same, any_)):

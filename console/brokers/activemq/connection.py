@@ -194,7 +194,7 @@ class StompLink:
         except queue.Empty:
             return False
         if kind == "message":
-            self._messages.setdefault(frame.headers.get("subscription", ""), deque()).append(frame)
+            self._file(frame)
         elif kind == "receipt":
             self._receipts.add(frame.headers.get("receipt-id", ""))
         elif kind == "error":
@@ -207,6 +207,10 @@ class StompLink:
             self.alive = False
             raise BrokerError(f"lost the connection to ActiveMQ at {self.where} waiting for {waiting_for}")
         return True
+
+    def _file(self, frame: Any) -> None:
+        """A MESSAGE frame, under its subscription until it is taken."""
+        self._messages.setdefault(frame.headers.get("subscription", ""), deque()).append(frame)
 
     def next_message(self, subscription: str, timeout: float) -> Any | None:
         """The next MESSAGE frame of a subscription, or None after ``timeout`` seconds."""

@@ -18,11 +18,26 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from console.brokers.activemq.connection import StompLink
+from console.brokers.activemq.connection import CONNECT_TIMEOUT_SECONDS, StompLink
+from console.brokers.base import BrokerConfig
 
 
 class MultiLink(StompLink):
     """A StompLink whose caller waits for whichever subscription is served next."""
+
+    def __init__(self, config: BrokerConfig, *, connect_timeout: float = CONNECT_TIMEOUT_SECONDS) -> None:
+        #: Subscriptions a MESSAGE frame was filed under since the caller last looked (``filed_since``).
+        self.filed: set[str] = set()
+        super().__init__(config, connect_timeout=connect_timeout)
+
+    def _file(self, frame: Any) -> None:
+        super()._file(frame)
+        self.filed.add(frame.headers.get("subscription", ""))
+
+    def filed_since(self) -> set[str]:
+        """The subscriptions that got a MESSAGE frame since the last call."""
+        filed, self.filed = self.filed, set()
+        return filed
 
     def wait_any(self, timeout: float) -> bool:
         """Handle the next frame to arrive (filed under its subscription, or a receipt), waiting

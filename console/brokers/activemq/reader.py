@@ -53,6 +53,7 @@ class ActiveMQReader(PlaceReader):
         #: Flag every letter redelivered (see the module's docstring); False shows the broker's own flag.
         self.assume_redelivered = assume_redelivered
         self.subs: dict[PlaceRef, str] = {}  # followed place -> its subscription id
+        self.place_of: dict[str, PlaceRef] = {}  # subscription id -> its place
         self.turns = Turns()
         self.in_hand: dict[PlaceRef, set[str]] = {}  # ack ids taken and not yet acknowledged
 
@@ -65,7 +66,7 @@ class ActiveMQReader(PlaceReader):
         if dropped:
             self.link.unsubscribe_all(self.subs[place] for place in dropped)
             for place in dropped:
-                del self.subs[place]
+                del self.place_of[self.subs.pop(place)]
                 self.in_hand.pop(place, None)  # handed back: an ack for them now would be refused
         new = sorted(wanted - self.subs.keys(), key=lambda place: place.name)
         if new:
@@ -74,6 +75,7 @@ class ActiveMQReader(PlaceReader):
                  {"ack": "client-individual", "activemq.prefetchSize": str(self.per_place)})
                 for place in new)
             self.subs.update(zip(new, subs, strict=True))
+            self.place_of.update(zip(subs, new, strict=True))
         self.turns.keep(self.subs.keys(), new)
         return refused
 
@@ -86,7 +88,10 @@ class ActiveMQReader(PlaceReader):
             self.link.wait_any(left)
 
     def _in_turn(self, max_count: int) -> dict[PlaceRef, list[Received]]:
-        """What the buffers hold, the places in turn (Turns)."""
+        """What the buffers hold, the places in turn (Turns): those a frame was filed for are marked."""
+        for sub in self.link.filed_since():
+            if (place := self.place_of.get(sub)) is not None:
+                self.turns.mark(place)
         return self.turns.serve(max_count, self.per_place, self._from_buffer)
 
     def _from_buffer(self, place: PlaceRef, count: int) -> list[Received]:
@@ -128,6 +133,7 @@ class ActiveMQReader(PlaceReader):
     def close(self) -> None:
         """DISCONNECT: ActiveMQ puts back everything unacknowledged. Safe twice."""
         self.subs.clear()
+        self.place_of.clear()
         self.in_hand.clear()
         self.turns.keep(())
         self.link.close()

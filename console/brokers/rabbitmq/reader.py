@@ -7,7 +7,8 @@ channels, at most CONSUMERS_PER_CHANNEL on one and MAX_CHANNELS per connection, 
 adapter's one connection per vhost (``RabbitMQAdapter._connection``). Deliveries are made into
 messages as the connection reads their frames (capture.py's ``Deliveries``) and wait, undecoded,
 in a buffer per place, found by their consumer tag; ``take`` decodes only what it hands over and
-serves the places in turn, starting each time after the last one served.
+serves the places in turn, starting each time after the last one served, visiting only those
+whose buffers a delivery marked (``Turns.mark``).
 
 No channel-wide cap: a ``basic.qos`` with ``global=True`` would bound a channel's messages
 whatever the number of consumers, but RabbitMQ 3.10 closes the whole connection (540
@@ -199,6 +200,7 @@ class RabbitReader(PlaceReader):
             self._send(line.raw.basic_nack(tag, requeue=True))
             return
         lane.waiting.append(message)
+        self.turns.mark(lane.place)
         if self.arrived is not None:
             self.arrived.set()
 

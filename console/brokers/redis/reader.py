@@ -150,7 +150,7 @@ class RedisReader(PlaceReader):
             if now >= self.next_look:
                 self._look(now)
             self._walk_on()
-            if any(state.ready for state in self.places.values()):
+            if self.turns.marked:
                 self._read_streams(block_ms=None)
             else:
                 until = min(deadline, self.next_look) if self._groups() else deadline
@@ -205,6 +205,8 @@ class RedisReader(PlaceReader):
             known = state.in_hand | {message.token for message in state.ready}
             fresh = [message for message in batch if message.token not in known]
             state.ready.extend(fresh)
+            if fresh:
+                self.turns.mark(place)
             state.claimed = state.claimed or bool(fresh)
             if state.walking.held.done and state.walking.others.done:
                 state.walking = None
@@ -234,6 +236,7 @@ class RedisReader(PlaceReader):
                 state.ready.append(dead_stream_received(place.name, text(entry_id), fields,
                                                         self.options.body_fields))
             if entries:
+                self.turns.mark(place)
                 state.last_id = text(entries[-1][0])  # what was cut off is read again next time
 
     def _hand_over(self, max_count: int) -> dict[PlaceRef, list[Received]]:

@@ -135,11 +135,12 @@ class Keeper:
                 if broker_id in brokers:
                     reading.use(brokers[broker_id])
             self._find_unsettled()
-        self._follow_jobs(force=bool(new))
+        looked = self._follow_jobs(force=bool(new))
         if every_while:
             self._heartbeat()
             self._next_heartbeat = time.monotonic() + HEARTBEAT_SECONDS
-        self._plan()
+        if new or looked or every_while:
+            self._plan()
 
     def _places_changed(self) -> bool:
         with connection.cursor() as cursor:
@@ -152,15 +153,16 @@ class Keeper:
 
     # -- jobs ----------------------------------------------------------------------------------
 
-    def _follow_jobs(self, *, force: bool) -> None:
+    def _follow_jobs(self, *, force: bool) -> bool:
         """Each held place's keep job: asked for when there is none; ended or let be as its
         requested pause or cancel says. Read again only when the keep jobs' digest changed (or
-        a place was taken up or lacks one); a job row is loaded again when its flags change."""
+        a place was taken up or lacks one); a job row is loaded again when its flags change.
+        False when nothing was read again (so nothing changed)."""
         with connection.cursor() as cursor:
             cursor.execute(_JOBS_DIGEST, [list(Job.FINISHED)])
             (digest,) = cursor.fetchone()
         if not force and digest == self._jobs_digest and all(held.job is not None for held in self.held.values()):
-            return
+            return False
         self._jobs_digest = digest
         flags = {row["place_id"]: row for row in Job.objects.filter(
             kind="keep", place_id__in=list(self.held)).exclude(status__in=Job.FINISHED)
@@ -193,6 +195,7 @@ class Keeper:
                 Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, heartbeat_at=timezone.now(),
                                                      started_at=job.started_at or timezone.now())
                 job.status = Job.Status.RUNNING
+        return True
 
     def _ask_for_job(self, place: DeadPlace) -> Job | None:
         try:
@@ -232,7 +235,7 @@ class Keeper:
         for held in self.held.values():
             if held.job is not None and held.job.status in DRAINED:
                 key = (held.place.broker_id, held.place.pk % self.connections)
-                wanted.setdefault(key, {})[held.place.ref] = held
+                wanted.setdefault(key, {})[held.ref] = held
         asked = []
         for key, places in wanted.items():
             reading = self.readings.get(key)

@@ -37,7 +37,8 @@ from console.tracing import telemetry
 
 log = logging.getLogger(__name__)
 
-#: How long a take waits for a letter before the thread looks at what it should follow again.
+#: How long a take waits for a letter before the thread looks at what it should follow again,
+#: and how long a place whose drain ended or whose broker's pause ran out may wait to be read.
 TAKE_WAIT_SECONDS = 0.5
 #: Once a letter is in hand, how long the thread waits for more before storing them: letters
 #: trickling into many places are stored a few at a time, in one transaction, not one each.
@@ -71,6 +72,11 @@ class Held:
     full_letters: int = 0
     #: Copies committed but not known to be acknowledged wait for the place to settle.
     unsettled: bool = False
+    #: How its reader names it.
+    ref: PlaceRef = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ref = self.place.ref
 
     def readable(self, now: float) -> bool:
         """Its reader follows it: its job runs, no drain of its own reads it, and its broker is
@@ -114,6 +120,10 @@ class Reading(threading.Thread):
         self.failures = 0
         self._quiet_since: dict[PlaceRef, float] = {}
         self._reopen = False
+        # The readable places of what was asked (``_readable``), as of a generation and a moment.
+        self._readable: dict[PlaceRef, Held] = {}
+        self._readable_of = -1
+        self._readable_until = 0.0
 
     # -- what the keeper asks ------------------------------------------------------------------
 
@@ -168,9 +178,8 @@ class Reading(threading.Thread):
 
     def _turn(self, followed: dict[PlaceRef, Held]) -> dict[PlaceRef, Held]:
         close_old_connections()
-        now = time.monotonic()
         with self._lock:
-            wanted = {ref: held for ref, held in self._wanted.items() if held.readable(now)}
+            wanted = self._readable_now()
             generation, reopen, self._reopen = self._asked, self._reopen, False
         if self.reader is not None and not 0.5 < share(len(wanted)) / self.reader.per_place < 2:
             reopen = True  # its places' share changed twofold: what the broker sends ahead with it
@@ -182,7 +191,7 @@ class Reading(threading.Thread):
             self.stopping.wait(TAKE_WAIT_SECONDS)
             return followed
         reader = self._reader(len(wanted))
-        if wanted.keys() != followed.keys():
+        if wanted is not followed and wanted.keys() != followed.keys():
             refused = reader.follow(list(wanted))
             for ref, error in refused.items():
                 self._failed(wanted.pop(ref), error.message)
@@ -221,7 +230,23 @@ class Reading(threading.Thread):
                 held = wanted[ref]
                 held.full_takes = held.full_letters = 0
                 self._drain(held)
+            with self._lock:
+                self._readable_until = 0.0  # draining now: looked over again at the next turn
         return followed
+
+    def _readable_now(self) -> dict[PlaceRef, Held]:
+        """The places asked for that can be read now (``Held.readable``), looked over again when
+        the keeper asks for others, and otherwise once every TAKE_WAIT_SECONDS (a drain that
+        ended, a broker's pause run out), not at every turn: a turn over hundreds of places
+        then costs what it takes. Called with the lock held."""
+        now = time.monotonic()
+        if self._readable_of != self._asked or now >= self._readable_until:
+            readable = {ref: held for ref, held in self._wanted.items() if held.readable(now)}
+            if readable.keys() != self._readable.keys() or any(
+                    readable[ref] is not held for ref, held in self._readable.items()):
+                self._readable = readable
+            self._readable_of, self._readable_until = self._asked, now + TAKE_WAIT_SECONDS
+        return self._readable
 
     def _take(self, reader: PlaceReader) -> dict[PlaceRef, list[Received]]:
         """What the reader hands over, waiting for the first letter, then LINGER_SECONDS for more."""
