@@ -172,13 +172,14 @@ def _pending_copies(batches: Sequence[PlaceBatch]) -> tuple[dict[tuple[int, str]
     pending: dict[tuple[int, str], list[int]] = {}
     stored_by: dict[int, int | None] = {}
     if wanted:
-        for letter_id, place_id, key, capture_job in (
-            PendingAck.objects.filter(place_id__in={place for place, _ in wanted},
-                                      custody_key__in={key for _, key in wanted})
-            .order_by("letter_id")
-            .values_list("letter_id", "place_id", "custody_key", "letter__capture_job_id")
-        ):
-            if (place_id, key) in wanted:
+        places, keys = zip(*wanted, strict=True)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT p.letter_id, p.place_id, p.custody_key, l.capture_job_id FROM {PendingAck._meta.db_table} p "
+                f"JOIN {DeadLetter._meta.db_table} l ON l.id = p.letter_id "
+                "WHERE (p.place_id, p.custody_key) IN (SELECT * FROM unnest(%s::bigint[], %s::varchar[])) "
+                "ORDER BY p.letter_id", [list(places), list(keys)])
+            for letter_id, place_id, key, capture_job in cursor.fetchall():
                 pending.setdefault((place_id, key), []).append(letter_id)
                 stored_by[letter_id] = capture_job
     return pending, stored_by
@@ -211,7 +212,13 @@ def _tell_new_groups(arrived: Sequence[tuple[DeadPlace, list[dict[str, Any]], li
     """A failure group whose first letters are in this batch is new: those who subscribed hear
     of it once (a storm of its letters in later batches finds the earlier ones). Two queries
     for all the places' letters, and only while someone listens for new groups."""
-    if not arrived or not Subscription.objects.filter(events__contains=["group.new"]).exists():
+    if not arrived:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {Subscription._meta.db_table} WHERE events @> %s::jsonb)",
+                       ['["group.new"]'])
+        (listened,) = cursor.fetchone()
+    if not listened:
         return
     first: dict[str, tuple[DeadPlace, dict[str, Any]]] = {}
     for place, rows, _ in arrived:

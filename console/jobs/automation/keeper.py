@@ -222,9 +222,11 @@ class Keeper:
     def _find_unsettled(self) -> None:
         """Places with copies committed but not known to be acknowledged (an interrupted
         capture's): their readers forget them once nothing of the place is out."""
-        for place_id in PendingAck.objects.filter(place_id__in=list(self.held)).values_list(
-                "place_id", flat=True).distinct():
-            self.held[place_id].unsettled = True
+        with connection.cursor() as cursor:  # the ids as one array: a thousand placeholders cost tens of ms
+            cursor.execute(f"SELECT DISTINCT place_id FROM {PendingAck._meta.db_table} WHERE place_id = ANY(%s)",
+                           [list(self.held)])
+            for (place_id,) in cursor.fetchall():
+                self.held[place_id].unsettled = True
 
     # -- reading -------------------------------------------------------------------------------
 
