@@ -7,7 +7,7 @@ as class attributes; the services and the UI read those flags instead of branchi
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
@@ -174,6 +174,14 @@ class PlaceReader:
         has them (a round trip where the acknowledgement itself has no answer), as
         CaptureSession.ack."""
         raise NotImplementedError
+
+    def ack_all(self, taken: Mapping[PlaceRef, Sequence[Received]]) -> None:
+        """Acknowledge what one take gave, of every place in it (``ack`` of each, where the
+        reader has no one call for them all); returns once the broker has them all. A
+        BrokerError leaves it unknown which were: their copies stay pending, and match their
+        messages if those come back."""
+        for place, messages in taken.items():
+            self.ack(place, messages)
 
     def settled(self, place: PlaceRef) -> bool:
         """True when nothing of the place waits on the broker, is on its way to this reader or

@@ -6,6 +6,7 @@ leaves the others readable."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import Any
 
@@ -111,11 +112,13 @@ def test_two_hundred_places_over_one_connection_each_letter_once_with_its_place(
 
     some = next(iter(taken))
     assert not reader.settled(some)  # taken, not acknowledged
-    for place, messages in taken.items():
-        reader.ack(place, messages)
+    reader.ack_all(taken)  # the twenty places' acks in one call
     assert all(kit.depth(name) == 0 for name in dying)
     assert reader.settled(some)
     assert [row.get("channels") for row in reader_connections(kit, adapter)] == [1]
+    reader.close()  # what was not acknowledged would go back to its queue now
+    time.sleep(1)
+    assert all(kit.depth(name) == 0 for name in dying)
 
 
 def test_a_deep_place_does_not_starve_the_others(kit, reader):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -109,7 +109,10 @@ class RabbitReader(PlaceReader):
         return taken
 
     def ack(self, place: PlaceRef, messages: Sequence[Received]) -> None:
-        self._run(self._ack(place, [message.token for message in messages]))
+        self.ack_all({place: messages})
+
+    def ack_all(self, taken: Mapping[PlaceRef, Sequence[Received]]) -> None:
+        self._run(self._ack({place: [message.token for message in messages] for place, messages in taken.items()}))
 
     def settled(self, place: PlaceRef) -> bool:
         answer: bool = self._run(self._settled(place))
@@ -290,24 +293,32 @@ class RabbitReader(PlaceReader):
 
     # -- acknowledging and settling -----------------------------------------------------------------
 
-    async def _ack(self, place: PlaceRef, tags: list[int]) -> None:
-        if not tags:
-            return
-        lane = self.lanes.get(place) or self.gone.get(place)
-        if lane is None or not lane.taken.issuperset(tags):
-            raise BrokerError(f"{place.name!r} is no longer followed by this reader: its messages went back to "
-                              "the queue", permanent=False)
+    async def _ack(self, taken: dict[PlaceRef, list[int]]) -> None:
+        """Every place's acks, a channel's in one go, then a passive declare of each queue: a
+        queue answers it after the acks the channel sent it before (as QueueConsumer.ack), since
+        basic.ack itself has no answer. One call for a whole take."""
+        acked: list[tuple[_Lane, list[int]]] = []
+        for place, tags in taken.items():
+            lane = self.lanes.get(place) or self.gone.get(place)
+            if lane is None or not lane.taken.issuperset(tags):
+                raise BrokerError(f"{place.name!r} is no longer followed by this reader: its messages went back to "
+                                  "the queue", permanent=False)
+            if tags:
+                acked.append((lane, tags))
         self._check()
-        line = lane.line
-        await ack_on(line.raw, tags, line.outstanding)
-        if not lane.cancelled:
-            # basic.ack has no answer; the queue answers a passive declare after the acks the
-            # channel sent it before (as QueueConsumer.ack).
-            await line.raw.queue_declare(place.name, passive=True)
-        lane.taken.difference_update(tags)
-        line.outstanding.difference_update(tags)
-        if lane.cancelled and not lane.taken:
-            self.gone.pop(place, None)
+        by_line: dict[_Line, list[int]] = {}
+        for lane, tags in acked:
+            by_line.setdefault(lane.line, []).extend(tags)
+        for line, tags in by_line.items():
+            await ack_on(line.raw, tags, line.outstanding)
+            line.outstanding.difference_update(tags)
+        for lane, _ in acked:
+            if not lane.cancelled:
+                await lane.line.raw.queue_declare(lane.place.name, passive=True)
+        for lane, tags in acked:
+            lane.taken.difference_update(tags)
+            if lane.cancelled and not lane.taken:
+                self.gone.pop(lane.place, None)
 
     async def _settled(self, place: PlaceRef) -> bool:
         """Nothing of the place here, and twice over its consumer's channel: nothing ready and

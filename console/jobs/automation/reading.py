@@ -249,18 +249,17 @@ class Reading(threading.Thread):
         return self._readable
 
     def _take(self, reader: PlaceReader) -> dict[PlaceRef, list[Received]]:
-        """What the reader hands over, waiting for the first letter, then LINGER_SECONDS for more."""
+        """What the reader hands over, waiting for the first letter, then LINGER_SECONDS for more:
+        what died meanwhile is taken in one more call (a call per arrival would cost each
+        letter a hop to the reader's connection and back)."""
         batch = settings.DLO_BATCH_SIZE
         taken = reader.take(batch, wait_seconds=TAKE_WAIT_SECONDS)
         count = sum(map(len, taken.values()))
-        until = time.monotonic() + LINGER_SECONDS
         # No wait once a place gave its whole share: nothing more of it comes before the ack.
-        while (taken and count < batch and max(map(len, taken.values())) < reader.per_place
-               and (left := until - time.monotonic()) > 0):
-            more = reader.take(batch - count, wait_seconds=left)
-            for ref, messages in more.items():
+        if taken and count < batch and max(map(len, taken.values())) < reader.per_place:
+            self.stopping.wait(LINGER_SECONDS)
+            for ref, messages in reader.take(batch - count, wait_seconds=0).items():
                 taken.setdefault(ref, []).extend(messages)
-                count += len(messages)
         return taken
 
     def _settle(self, followed: dict[PlaceRef, Held]) -> None:

@@ -161,8 +161,9 @@ def keep_taken(reader: PlaceReader, taken: Mapping[PlaceRef, list[Received]],
     (committed before acknowledged, a redelivered copy matched to the letter stored before),
     through the same custody step for all the places of a take
     (console.services.custody.store_many). Each place's keep job counts its letters in that
-    transaction. A failed acknowledgement leaves the rest unacknowledged: they come back
-    redelivered and match their copies."""
+    transaction. A failed acknowledgement leaves their copies pending: messages not
+    acknowledged come back redelivered and match them; those acknowledged after all are
+    forgotten once their place is settled (console.jobs.automation.reading)."""
     entries = []
     for ref, messages in taken.items():
         place, job = kept[ref]
@@ -171,10 +172,5 @@ def keep_taken(reader: PlaceReader, taken: Mapping[PlaceRef, list[Received]],
         results = store_many(entries)
         advance_many({entry.job: result.counted for entry, result in zip(entries, results, strict=True)
                       if entry.job is not None})
-    acked: list[int] = []
-    try:
-        for (ref, messages), result in zip(taken.items(), results, strict=True):
-            reader.ack(ref, messages)
-            acked += result.ids
-    finally:
-        mark_acked(acked)
+    reader.ack_all(taken)
+    mark_acked([letter_id for result in results for letter_id in result.ids])
