@@ -82,6 +82,8 @@ class ActiveMQReader(PlaceReader):
     def take(self, max_count: int, wait_seconds: float) -> dict[PlaceRef, list[Received]]:
         deadline = time.monotonic() + wait_seconds
         while True:
+            while self.link.wait_any(0):
+                pass  # what arrived already is filed first (the frames wait in the link's inbox until then)
             taken = self._in_turn(max_count)
             if taken or (left := deadline - time.monotonic()) <= 0:
                 return taken
