@@ -54,8 +54,9 @@ def copy_insert(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> list[i
         column_type = _column_types(cursor, meta.db_table)
         fixed = list(defaults.values())
         if len(rows) <= FEW_ROWS and _size(rows) <= FEW_BYTES:
-            return _insert_values(cursor, meta.db_table, pk.column, [column_of[name] for name in [*given, *defaults]],
-                                  column_type, [[*(row[name] for name in given), *fixed] for row in rows])
+            return _insert_values(cursor, meta.db_table, column_of[pk.attname],
+                                  [column_of[name] for name in [*given, *defaults]], column_type,
+                                  [[*(row[name] for name in given), *fixed] for row in rows])
         cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
                        [meta.db_table, pk.column, len(rows)])
         ids = [new_id for (new_id,) in cursor.fetchall()]
