@@ -22,11 +22,13 @@ So a slow or broken receiver never holds up the action that raised the event.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -65,6 +67,18 @@ class Spread:
 
     counts: dict[DeadPlace, int]
     told: Callable[[int, DeadPlace | None], tuple[str, dict[str, Any]]]
+
+
+def listened(event: str) -> bool:
+    """Whether a subscription on an enabled channel hears ``event`` at all: one plain statement,
+    for a caller that would do work only to tell it (custody's look for new failure groups,
+    on every batch a capture stores)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {Subscription._meta.db_table} s JOIN {Channel._meta.db_table} c "
+            "ON c.id = s.channel_id WHERE s.events @> %s::jsonb AND c.enabled)", [json.dumps([event])])
+        (heard,) = cursor.fetchone()
+    return bool(heard)
 
 
 def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None, details: dict[str, Any] | None = None,

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
+from django.db.models import GenericIPAddressField, JSONField
 from django.utils import timezone
 
 from console.access.actors import Actor
@@ -112,8 +113,8 @@ def record_many(events: Iterable[Event]) -> list[AuditEvent]:
         where = sorted(concerns(broker=broker, place=place, job=wanted_event.job, letter_ids=ids),
                        key=lambda pair: (pair[0], pair[1] or 0))
         made.append((event, where))
-    # One COPY each for the events and the places they concern (console.services.copy_insert):
-    # no model machinery per row, which a take of letters of many places pays for every place.
+    # The events and the places they concern inserted without the model machinery per row
+    # (console.services.copy_insert), which a take of letters of many places pays for each place.
     event_ids = copy_insert(AuditEvent, [_row(event) for event, _ in made])
     for (event, _), event_id in zip(made, event_ids, strict=True):
         event.pk = event_id
@@ -124,13 +125,18 @@ def record_many(events: Iterable[Event]) -> list[AuditEvent]:
 
 
 def _row(event: AuditEvent) -> dict[str, Any]:
-    """An event's columns as copy_insert takes them (JSON as text, an address as one)."""
-    return {"at": event.at, "actor_name": event.actor_name, "action": event.action, "reason": event.reason,
-            "ticket": event.ticket, "job_id": event.job_id, "broker_name": event.broker_name,
-            "place_name": event.place_name, "target": event.target, "letter_ids": event.letter_ids,
-            "count": event.count, "outcome": event.outcome, "details": json.dumps(event.details),
-            "source_ip": ipaddress.ip_address(event.source_ip) if event.source_ip else None,
-            "prev_hash": event.prev_hash, "hash": event.hash}
+    """An event's columns as copy_insert takes them: JSON as text, an address as one."""
+    row: dict[str, Any] = {}
+    for column in AuditEvent._meta.concrete_fields:
+        if column.primary_key:
+            continue
+        value = getattr(event, column.attname)
+        if isinstance(column, JSONField):
+            value = json.dumps(value, cls=column.encoder)
+        elif isinstance(column, GenericIPAddressField) and value:
+            value = ipaddress.ip_address(value)
+        row[column.attname] = value
+    return row
 
 
 #: (broker id, place id or None for the whole broker)

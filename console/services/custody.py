@@ -15,8 +15,8 @@ from django.utils import timezone
 from console.access.actors import Actor
 from console.brokers import Received
 from console.brokers.letter_rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
-from console.models import DeadLetter, DeadPlace, Job, PendingAck, Subscription
-from console.notifications.events import notify
+from console.models import DeadLetter, DeadPlace, Job, PendingAck
+from console.notifications.events import listened, notify
 from console.services import audit, safeguards
 from console.services.copy_insert import copy_insert
 from console.services.search_rows import write_new_decoded_texts
@@ -212,13 +212,7 @@ def _tell_new_groups(arrived: Sequence[tuple[DeadPlace, list[dict[str, Any]], li
     """A failure group whose first letters are in this batch is new: those who subscribed hear
     of it once (a storm of its letters in later batches finds the earlier ones). Two queries
     for all the places' letters, and only while someone listens for new groups."""
-    if not arrived:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {Subscription._meta.db_table} WHERE events @> %s::jsonb)",
-                       ['["group.new"]'])
-        (listened,) = cursor.fetchone()
-    if not listened:
+    if not arrived or not listened("group.new"):
         return
     first: dict[str, tuple[DeadPlace, dict[str, Any]]] = {}
     for place, rows, _ in arrived:
