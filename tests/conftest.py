@@ -1,8 +1,23 @@
-"""Shared fixtures. Tests run against real PostgreSQL (DATABASE_URL, or the embedded one)."""
+"""Shared fixtures. Tests run against real PostgreSQL (DATABASE_URL, or the embedded one).
+
+How the suite runs in parallel and keeps its workers apart: tests/parallel.py.
+"""
 
 from __future__ import annotations
 
 import pytest
+
+#: Django's PBKDF2 (a million iterations) costs a quarter to half a second a hash on this machine,
+#: and half the tests make a user; only the tests marked ``password_hashing`` (sign-in and its
+#: limits) keep it. PBKDF2 stays second so passwords that commands in subprocesses hashed (the
+#: demo's) are still checked.
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher", "django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(request, settings):
+    if request.node.get_closest_marker("password_hashing") is None:
+        settings.PASSWORD_HASHERS = FAST_HASHERS
 
 
 @pytest.fixture(scope="session")

@@ -81,8 +81,3 @@ def make_broker(db, operator):
         return do_add_broker(actor=operator, name=name, kind="activemq", url=url, options=options)
 
     return make
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

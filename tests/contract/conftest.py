@@ -42,8 +42,3 @@ def dead(harness, broker):
 
     harness.kill(BODIES)
     return discovered(broker, harness.operator, harness.place_name, harness.place_scope)
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

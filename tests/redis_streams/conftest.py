@@ -66,10 +66,3 @@ def poisoned(redis_client, names):
 def dead_stream_worker(redis_client, names):
     """A stream whose worker gives up on entries by moving them to ``<stream>:dlq``."""
     return DeadStreamWorker(redis_client, names("orders"), "billing").create()
-
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """The ``operator`` fixture's password is hashed once per test; no need for a slow hash here."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from console.models import SignInFailure
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.password_hashing]
 
 LOCKED = "Too many failed sign-ins for this account"
 FULL_WIDTH_OLGA = "\uff4f\uff4c\uff47\uff41"  # ｏｌｇａ: NFKC makes it "olga"

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from console.models import SignInFailure
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.password_hashing]
 
 LOCKED = "Too many failed sign-ins for this account or from this address. Try again in 15 minutes."
 
