@@ -1,8 +1,9 @@
 # The two commands a newcomer needs (README.md):
 #   make run    installs what is missing and starts the console with a demo account and letters
-#   make test   runs the tests (extra pytest arguments: make test ARGS="-k replay")
+#   make test   runs the tests in parallel, as CI does (extra pytest arguments: make test ARGS="-k replay")
+#   make test-fast  the tests that need no broker, browser or Spark, for the edit loop
 #   make lint   runs ruff and mypy (pyproject.toml)
-.PHONY: run test lint bootstrap services
+.PHONY: run test test-fast lint bootstrap services
 
 ARGS ?=
 
@@ -11,6 +12,9 @@ run:
 
 test:
 	scripts/test $(ARGS)
+
+test-fast:
+	scripts/test --fast $(ARGS)
 
 lint:
 	scripts/lint

@@ -21,7 +21,7 @@ from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.web.factory import memory_place, store_letter
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 _CONVERTER = re.compile(r"<(?:(?P<type>\w+):)?(?P<name>\w+)>")
 

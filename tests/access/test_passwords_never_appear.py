@@ -26,7 +26,7 @@ from tests.access.conftest import ROLES
 from tests.access.test_every_url_by_role import every_url, filled
 from tests.rabbitmq.kit import MANAGEMENT_URL, PASSWORD, USER, RabbitKit
 
-pytestmark = [pytest.mark.django_db, pytest.mark.rabbitmq]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db, pytest.mark.rabbitmq]
 
 RUN = uuid.uuid4().hex[:8]
 MEMORY_PASSWORD = f"Mem0ry-Pw-{RUN}"

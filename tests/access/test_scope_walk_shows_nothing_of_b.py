@@ -25,7 +25,7 @@ from tests.access.conftest import B_SECRETS, shows_nothing_of_b
 from tests.access.test_every_url_by_role import body_text, every_url, filled
 from tests.web.factory import store_letter
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 #: URL keywords whose objects a scope limits (rules too: a rule over B answers 404 to A's users).
 SCOPED = ("broker_id", "place_id", "letter_id", "job_id", "origin_id", "fingerprint", "rule_id")

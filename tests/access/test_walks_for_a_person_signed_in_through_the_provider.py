@@ -20,7 +20,7 @@ from tests.access.test_scope_walk_shows_nothing_of_b import (  # noqa: F401
 )
 from tests.oidc_sign_in import provider_signed_in_as  # noqa: F401
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from console.pipeline.spark_log import log_file
 from tests.workers import test_database_url
 
 # The process writes to the test database: committed rows, emptied after the test.
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.spark, pytest.mark.django_db(transaction=True)]
 
 #: What the JVM itself prints when Spark 4 loads its vector module: not a log4j message.
 JVM_NOTICE = "WARNING: Using incubator modules: jdk.incubator.vector"

@@ -17,7 +17,7 @@ from console.pipeline.archive import archive
 from console.services import audit
 from tests.pipeline.conftest import NOW
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.spark, pytest.mark.django_db]
 
 LETTERS_SQL = """
 WITH events AS (

@@ -16,7 +16,7 @@ from console.models import DeadLetter, OutcomeStat, RoleScope
 from console.pipeline.analytics import run_analytics
 from tests.pipeline.test_analytics_match_sql import resolve
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.spark, pytest.mark.django_db]
 
 
 def listed_ids(client, url: str) -> set[int]:

@@ -13,7 +13,7 @@ from console.models import AuditEvent, Job, RoleScope
 from console.pipeline.archive import archive
 from console.services.jobs import JobError
 
-pytestmark = [pytest.mark.django_db, pytest.mark.approvals]
+pytestmark = [pytest.mark.spark, pytest.mark.django_db, pytest.mark.approvals]
 
 
 @pytest.fixture

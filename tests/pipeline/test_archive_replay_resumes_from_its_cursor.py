@@ -12,7 +12,7 @@ from console.pipeline.archive import archive
 from console.services.custody import REPLAY_ID_HEADER, replay_id
 from console.services.jobs import JobError
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.spark, pytest.mark.django_db]
 
 
 def test_a_stopped_job_resumes_from_its_cursor_with_the_same_replay_ids(spark, lake, custody, memory_broker,

@@ -13,7 +13,7 @@ from console.pipeline.schema import BODIES, LETTERS
 from tests.pipeline.conftest import NOW
 from tests.pipeline.lakeview import content, files
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.spark, pytest.mark.django_db]
 
 
 def test_archive_twice_gives_the_same_lake(spark, lake, custody):

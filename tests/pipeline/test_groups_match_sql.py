@@ -11,7 +11,7 @@ from console.pipeline.archive import archive
 from console.pipeline.groups import run_groups
 from console.services.history import history_groups
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.spark, pytest.mark.django_db]
 
 SQL = """
 SELECT fingerprint, count(*), min(COALESCE(last_failed_at, captured_at)), max(COALESCE(last_failed_at, captured_at)),

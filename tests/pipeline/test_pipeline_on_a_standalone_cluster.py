@@ -21,7 +21,7 @@ from tests.pipeline.conftest import NOW
 from tests.pipeline.lakeview import content
 from tests.rabbitmq.kit import MANAGEMENT_URL, PASSWORD, USER, RabbitKit
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.spark, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")

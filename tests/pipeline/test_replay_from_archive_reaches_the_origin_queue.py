@@ -15,7 +15,7 @@ from console.services.custody import REPLAY_ID_HEADER, replay_id
 from tests.pipeline.conftest import NOW
 from tests.rabbitmq.kit import MANAGEMENT_URL, PASSWORD, USER, RabbitKit
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
+pytestmark = [pytest.mark.spark, pytest.mark.rabbitmq, pytest.mark.django_db]
 
 
 @pytest.fixture

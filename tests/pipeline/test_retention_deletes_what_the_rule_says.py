@@ -17,7 +17,7 @@ from console.services import audit
 from console.services.audit import verify_chain
 from tests.pipeline.conftest import NOW
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.spark, pytest.mark.django_db]
 DAYS = 30
 
 

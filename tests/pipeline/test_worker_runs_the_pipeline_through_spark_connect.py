@@ -18,7 +18,7 @@ from tests.pipeline.cluster import ConnectServer, java_processes_under
 from tests.pipeline.test_groups_match_sql import SQL
 from tests.workers import Worker
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.spark, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")

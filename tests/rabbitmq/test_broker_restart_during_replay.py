@@ -16,7 +16,7 @@ from console.models import DeadPlace, Job
 from console.services.brokers import do_add_broker
 from tests.rabbitmq.crash import BATCH_SIZE, arrivals, assert_replayed, dead_letter_numbered, dead_queue
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 LETTERS = 4000
 

@@ -16,7 +16,7 @@ from console.jobs.door.requests import request_job
 from console.models import AuditEvent, DeadPlace, Job
 from console.services.brokers import do_add_broker
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 MESSAGES = 60_000
 

@@ -13,7 +13,7 @@ from console.jobs.engines import returns
 from console.models import AuditEvent, DeadLetter, Job, LetterState
 from tests.rabbitmq.standing_consumer import ACK, REJECT, StandingConsumer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 LETTERS = 40
 

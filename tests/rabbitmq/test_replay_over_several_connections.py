@@ -9,7 +9,7 @@ from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
 from console.models import DeadLetter, LetterState
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 
 def test_three_connections_deliver_each_letter_once(captured, kit, operator, settings):

@@ -14,7 +14,7 @@ from console.models import AuditEvent, DeadLetter, Job
 from console.services.brokers import do_discover
 from tests.rabbitmq.crash import KILLS, dead_letter_numbered, dead_queue, message_id, numbered
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 #: Letters per round; a round whose job ends before all the kills landed adds as many again.
 LETTERS = 5000

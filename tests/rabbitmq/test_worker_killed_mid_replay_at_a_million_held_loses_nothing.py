@@ -18,7 +18,7 @@ from console.services.custody import REPLAY_ID_HEADER
 from tests.held_letters import hold
 from tests.rabbitmq.crash import BATCH_SIZE, assert_replayed, dead_queue
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 HELD = 1_000_000
 LETTERS = 100_000

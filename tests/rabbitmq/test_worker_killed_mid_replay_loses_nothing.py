@@ -15,7 +15,7 @@ from console.models import Job
 from console.services.brokers import do_discover
 from tests.rabbitmq.crash import BATCH_SIZE, KILLS, arrivals, assert_replayed, dead_letter_numbered, dead_queue
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 #: Letters per round; a round whose job ends before all the kills landed adds as many again.
 LETTERS = 5000

@@ -40,7 +40,7 @@ from hypothesis.errors import Unsatisfiable
 from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
 
-pytestmark = [pytest.mark.django_db, pytest.mark.role("admin")]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db, pytest.mark.role("admin")]
 
 #: Cases per operation and generation mode (valid and invalid data): about 40 per operation.
 EXAMPLES = 20
