@@ -32,7 +32,28 @@ CONNECT_TIMEOUT_SECONDS = 3.0
 #: How long a receipt (a commit, a subscription, a disconnect) may take.
 RECEIPT_TIMEOUT_SECONDS = 30.0
 
+#: What stomp.py reads from the socket at a time. Its default, 16 KiB, is quadratic for a large
+#: body holding NUL bytes (any binary one): every read with a NUL in it appends to the frame so far
+#: (a copy of it) and parses it again. A 5 MiB random body took over a second of a busy core and
+#: a capture waiting one second for the next letter ended early; at 1 MiB it is five reads.
+RECV_BYTES = 1 << 20
+
 _ids = itertools.count(1)
+
+
+class _Connection12(stomp.Connection12):  # type: ignore[misc]  # stomp.py ships no type information
+    """stomp.py's ``Connection12`` (its connect and disconnect) over a transport reading
+    ``RECV_BYTES`` at a time, which its own constructor does not pass on: no reconnecting, no
+    heartbeats, bodies left as bytes, content-length set only where we mean it (on ActiveMQ its
+    presence turns a TextMessage into a BytesMessage)."""
+
+    def __init__(self, host_and_ports: list[tuple[str, int]], *, timeout: float) -> None:
+        transport = stomp.transport.Transport(
+            host_and_ports, prefer_localhost=False, try_loopback_connect=False, reconnect_attempts_max=1,
+            timeout=timeout, auto_decode=False, recv_bytes=RECV_BYTES,
+        )
+        stomp.connect.BaseConnection.__init__(self, transport)
+        stomp.protocol.Protocol12.__init__(self, transport, heartbeats=(0, 0), auto_content_length=False)
 
 
 @dataclass(frozen=True)
@@ -123,13 +144,7 @@ class StompLink:
         self._inbox = _Inbox()
         self._messages: dict[str, deque[Any]] = {}
         self._receipts: set[str] = set()
-        # Bodies stay bytes (auto_decode off); content-length is set only where we mean it,
-        # because on ActiveMQ its presence turns a TextMessage into a BytesMessage.
-        self._conn = stomp.Connection12(
-            [(self.host, self.port)], prefer_localhost=False, try_loopback_connect=False,
-            reconnect_attempts_max=1, timeout=connect_timeout, heartbeats=(0, 0),
-            auto_decode=False, auto_content_length=False,
-        )
+        self._conn = _Connection12([(self.host, self.port)], timeout=connect_timeout)
         self._conn.set_listener("dlo", self._inbox)
         self._open(config, connect_timeout)
 
