@@ -4,7 +4,7 @@ scripts/test runs pytest-xdist with ``--dist loadgroup``. Each worker has its ow
 (pytest-django), Redis database (tests.testenv) and tmp folders; broker names carry a per-test
 suffix; private broker nodes, Spark and the receivers take free ports. Tests that start a JVM for
 Spark or drive Chromium share one worker per kind (``XDIST_GROUPS``), so only one worker pays for
-the JVM or the browser.
+the JVM or the browser; tests that run a keeper process share one too.
 
 A test that needs a broker, the browser or Spark says so with its marker; one that uses such a
 fixture without the marker is refused at collection (``MARKED_FIXTURES``), so the groups and
@@ -26,13 +26,15 @@ WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 if WORKER.startswith("gw"):
     os.environ.setdefault("DLO_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{1 + int(WORKER[2:]) % 15}")
 
-#: marker -> the xdist group whose one worker runs every test that carries it
-XDIST_GROUPS = {"spark": "spark", "browser": "chromium"}
+#: marker -> the xdist group whose one worker runs every test that carries it (the first that
+#: applies: a browser test that starts a keeper stays with the browser). Keepers: one keeper-process
+#: test at a time, so the crash and scale tests over hundreds of places never overlap each other.
+XDIST_GROUPS = {"spark": "spark", "browser": "chromium", "keeper": "keepers"}
 
 #: marker -> the fixtures that need what it stands for: a test using one must carry the marker
 #: (``make test-fast`` leaves out the tests marked with a broker, the browser or Spark)
 MARKED_FIXTURES = {
-    "spark": {"spark", "cluster", "connect_server"}, "browser": {"browser"},
+    "spark": {"spark", "cluster", "connect_server"}, "browser": {"browser"}, "keeper": {"keeper"},
     "rabbitmq": {"kit", "private_rabbit"}, "nats": {"nats_tool", "private_server"},
     "redis": {"redis_client"}, "activemq": {"amq"},
 }
@@ -53,5 +55,6 @@ def pytest_collection_modifyitems(config, items):
         for marker, group in XDIST_GROUPS.items():
             if item.get_closest_marker(marker) is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+                break
     yield
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

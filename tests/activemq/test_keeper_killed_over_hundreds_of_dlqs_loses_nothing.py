@@ -19,7 +19,7 @@ from tests.activemq.kit import Client
 from tests.activemq.private_broker import PrivateActiveMQ
 from tests.keeper_crash import body_of, place_of, survives_kills_and_a_restart
 
-pytestmark = [pytest.mark.slow, pytest.mark.activemq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.slow, pytest.mark.activemq, pytest.mark.django_db(transaction=True)]
 
 PLACES = 200
 #: Messages NACKed into each DLQ before each kill: 400 a round, 4,000 in all.

@@ -9,7 +9,7 @@ import pytest
 
 from tests.flow import discovered, in_custody_within, keep
 
-pytestmark = [pytest.mark.activemq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.activemq, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_letter_nacked_into_a_kept_dlq_is_in_custody_within_seconds(amq, nacked, make_broker, operator, keeper):

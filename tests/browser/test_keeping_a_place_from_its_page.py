@@ -12,7 +12,7 @@ from console.models import AuditEvent, DeadLetter, DeadPlace
 from console.services.brokers import do_add_broker, do_discover
 from tests.rabbitmq.kit import MANAGEMENT_URL, PASSWORD, USER, RabbitKit
 
-pytestmark = [pytest.mark.browser, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.browser, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ from console.services.brokers import do_add_broker, do_discover
 from tests.keeper_crash import body_of, place_of, survives_kills_and_a_restart
 from tests.nats.conftest import Nats, keep_record, recorded
 
-pytestmark = [pytest.mark.slow, pytest.mark.nats, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.slow, pytest.mark.nats, pytest.mark.django_db(transaction=True)]
 
 PLACES = 200
 #: Messages that die into each consumer before each kill: 400 a round, 4,000 in all.

@@ -8,7 +8,7 @@ import pytest
 from tests.flow import in_custody_within, keep
 from tests.nats.flow import discover_place
 
-pytestmark = [pytest.mark.nats, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.nats, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_message_out_of_deliveries_is_in_custody_within_seconds(nats_broker, failing_consumer, operator, keeper):

@@ -15,7 +15,7 @@ from console.services.brokers import do_add_broker
 from tests.keeper_crash import survives_kills_and_a_restart
 from tests.rabbitmq.many_places import ManyPlaces
 
-pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 PLACES = 200
 #: Letters that die into each place before each kill: 1,000 a round, 10,000 in all.

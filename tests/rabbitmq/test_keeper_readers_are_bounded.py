@@ -17,7 +17,7 @@ from tests.flow import keep
 from tests.keeper_crash import body_of
 from tests.rabbitmq.many_places import ManyPlaces
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 PLACES = 60
 PER_PLACE = 50

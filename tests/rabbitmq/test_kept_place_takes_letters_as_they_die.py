@@ -15,7 +15,7 @@ from console.jobs.automation.periodic import discover_brokers
 from console.models import AuditEvent, DeadLetter, DeadPlace, Job
 from console.services.brokers import do_discover
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 #: The longest a letter may take from its death to custody (the issue's bound).
 IN_CUSTODY_WITHIN = 5.0

@@ -17,7 +17,7 @@ from tests.flow import keep
 from tests.rabbitmq.crash import dead_letter_numbered
 from tests.workers import Keeper
 
-pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 PLACES = 6
 PER_PLACE = 300

@@ -24,7 +24,7 @@ from tests.rabbitmq.many_places import ManyPlaces
 from tests.sockets import local_ports_of
 from tests.workers import Keeper
 
-pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.slow, pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]
 
 PLACES = 1000
 #: Letters that die into each place before the kill, and again after it.

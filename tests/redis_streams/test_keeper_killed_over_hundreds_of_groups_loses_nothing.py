@@ -18,7 +18,7 @@ from tests.redis_streams.conftest import TEST_OPTIONS
 from tests.redis_streams.consumers import autoclaim_all
 from tests.redis_streams.private_server import PrivateRedis
 
-pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 PLACES = 200
 #: Entries that die into each group before each kill: 1,000 a round, 10,000 in all.

@@ -8,7 +8,7 @@ import pytest
 
 from tests.flow import discovered, in_custody_within, keep
 
-pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.keeper, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 
 def test_an_entry_over_the_threshold_is_in_custody_within_seconds(redis_client, poisoned, redis_broker, operator,
