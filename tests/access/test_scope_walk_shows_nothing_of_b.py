@@ -94,7 +94,12 @@ def test_every_url_naming_an_object_of_b_answers_403_or_404(world, signed_in_as)
     asked, wrong = 0, []
     for walker in world.walkers:
         client = signed_in_as(walker)
-        for _name, route in every_url():
+        for name, route in every_url():
+            if name.startswith("redaction"):
+                # Its <rule_id> is a redaction rule's, which no place scopes: the number filled in
+                # is B's handling rule, and may be any redaction rule's (the ids of two tables
+                # meet when a worker's database has made as many of each).
+                continue
             if not any(f"<int:{key}>" in route or f"<str:{key}>" in route for key in SCOPED if key != "broker_id"):
                 continue
             url = filled(route, world.outside)

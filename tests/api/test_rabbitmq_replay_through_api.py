@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import aio_pika
 import pytest
 
+from console.brokers.asyncloop import LoopThread
 from console.jobs.door.runner import run_job
 
 # Adding a broker is the admin's (console.access.roles).
@@ -109,17 +110,27 @@ async def _delete(topology: Topology) -> None:
             await channel.exchange_delete(name)
 
 
+def _run(coro):
+    """Run a coroutine on a loop thread of its own: the worker that runs the browser tests has
+    Playwright's event loop running in its main thread, where asyncio.run refuses to start."""
+    loop = LoopThread("api-e2e")
+    try:
+        return loop.run(coro, 60)
+    finally:
+        loop.stop()
+
+
 @pytest.fixture
 def topology():
     topology = Topology(f"dlo-api-e2e-{uuid.uuid4().hex[:8]}")
-    asyncio.run(_declare(topology))
+    _run(_declare(topology))
     yield topology
-    asyncio.run(_delete(topology))
+    _run(_delete(topology))
 
 
 def test_a_rejected_message_goes_back_to_its_one_subscription_through_the_api(api, topology):
     billing, shipping = topology.subscriptions
-    asyncio.run(_publish_and_fail_one(topology))
+    _run(_publish_and_fail_one(topology))
 
     created = api.post("/api/brokers/", {
         "name": topology.prefix, "kind": "rabbitmq", "url": AMQP_URL,
@@ -150,12 +161,12 @@ def test_a_rejected_message_goes_back_to_its_one_subscription_through_the_api(ap
     replayed = api.get(f"/api/letters/{letter['id']}/").json()
     assert replayed["state"] == "replayed" and replayed["replay_id"]
 
-    (back,) = asyncio.run(_drain(billing))
+    (back,) = _run(_drain(billing))
     assert back.body == BODY
     assert back.headers["x-dlo-replay-id"] == replayed["replay_id"]
     assert back.headers["tenant"] == "acme"
-    assert asyncio.run(_drain(shipping)) == []
-    assert asyncio.run(_drain(f"{billing}.dlq")) == [] and asyncio.run(_drain(f"{shipping}.dlq")) == []
+    assert _run(_drain(shipping)) == []
+    assert _run(_drain(f"{billing}.dlq")) == [] and _run(_drain(f"{shipping}.dlq")) == []
 
     events = api.get("/api/audit/").json()["results"]
     mine = {e["action"]: e for e in events if e["action"] != "job.requested"
