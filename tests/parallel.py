@@ -1,7 +1,7 @@
 """How the suite runs in parallel (loaded by ``-p tests.parallel`` in pytest.ini).
 
 scripts/test runs pytest-xdist with ``--dist loadgroup``. Each worker has its own test database
-(pytest-django), Redis database (tests.testenv) and tmp folders; broker names carry a per-test
+(pytest-django), Redis database (below) and tmp folders; broker names carry a per-test
 suffix; private broker nodes, Spark and the receivers take free ports. Tests that start a JVM for
 Spark or drive Chromium share one worker per kind (``XDIST_GROUPS``), so only one worker pays for
 the JVM or the browser; tests that run a keeper process share one too.

@@ -5,4 +5,3 @@ import os
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key")
 os.environ.setdefault("DEBUG", "false")
 os.environ.setdefault("SECURE_COOKIES", "false")
-
