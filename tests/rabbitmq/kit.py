@@ -255,6 +255,16 @@ class RabbitKit:
                 raise AssertionError(f"waited {seconds}s for {what}")
             time.sleep(0.05)
 
+    @staticmethod
+    def eventually(read: Callable[[], Any], expected: Any, seconds: float = 15) -> Any:
+        """What ``read`` returns once it equals ``expected``, or its last answer when the time is
+        up (the caller asserts on it). The management API's queue listings may lag a queue's own
+        page by a few seconds: a policy just seen on the queue is told in a listing a little later."""
+        deadline = time.monotonic() + seconds
+        while (told := read()) != expected and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return told
+
     def close(self) -> None:
         async def cleanup() -> None:
             for name in self.queues:

@@ -30,7 +30,8 @@ def test_a_delivery_limit_and_dead_letter_route_set_by_a_policy(kit, adapter):
     kit.bind(dlq, dlx)
     payments = kit.queue(kit.name("payments"), quorum=True)
     kit.policies_on({payments: {"delivery-limit": 5, "dead-letter-exchange": dlx}})
-    assert words(adapter, payments) == f"at most 5 deliveries, then {dlq}"
+    expected = f"at most 5 deliveries, then {dlq}"
+    assert kit.eventually(lambda: words(adapter, payments), expected) == expected
 
 
 def test_a_ttl_and_dead_letter_retry_chain(kit, adapter):

@@ -39,9 +39,13 @@ def test_by_policy_and_arguments_win_over_policy(kit, adapter):
     definition = {"dead-letter-exchange": "", "dead-letter-routing-key": policy_sink}
     kit.policies_on({by_policy: definition, both: definition})
 
-    places = mine(kit, adapter)
-    assert (places[policy_sink].discovered_by, places[policy_sink].origins) == ("policy", [by_policy])
-    assert (places[argument_sink].discovered_by, places[argument_sink].origins) == ("argument", [both])
+    def told():
+        places = mine(kit, adapter)
+        return [(places[sink].discovered_by, places[sink].origins) if sink in places else None
+                for sink in (policy_sink, argument_sink)]
+
+    expected = [("policy", [by_policy]), ("argument", [both])]
+    assert kit.eventually(told, expected) == expected
 
 
 def test_through_the_dead_letter_exchange_bindings(kit, adapter):

@@ -34,10 +34,11 @@ def _client(user) -> APIClient:
 
 
 def _held_by_the_keeper(kit, place: DeadPlace) -> None:
-    """Until the keeper holds the place (its keep job runs): the bound is from death to custody,
-    not the keeper process's start, which takes longer on a machine busy with other tests."""
-    kit.wait_for(lambda: Job.objects.filter(kind="keep", place=place, status="running").exists(),
-                 f"the keeper to hold {place}", seconds=60)
+    """Until the keeper holds the place (its keep job runs and its reader consumes the queue):
+    the bound is from death to custody, not the keeper process's start or its reader's first
+    connection, which take longer on a machine busy with other tests."""
+    kit.wait_for(lambda: Job.objects.filter(kind="keep", place=place, status="running").exists()
+                 and kit.consumers(place.name) > 0, f"the keeper to hold {place}", seconds=60)
 
 
 def _dies_and_is_kept(kit, work: str, place: DeadPlace, body: bytes) -> float:
