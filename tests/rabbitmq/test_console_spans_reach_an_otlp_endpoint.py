@@ -61,8 +61,10 @@ def test_a_replay_jobs_span_and_its_children_reach_the_endpoint_without_content(
     assert all(child.trace_id == span.trace_id for child in below)
     statements = [child for child in below if child.attributes.get("db.system") in ("postgresql", "postgres")]
     assert statements, f"no PostgreSQL statement under the job: {[child.name for child in below]}"
-    # The Celery instrumentation's span of the task that ran the job is the job span's parent.
-    (task,) = [s for s in receiver.spans if s.span_id == span.parent_span_id]
+    # The Celery instrumentation's span of the task that ran the job is the job span's parent (it
+    # ends after the job span, so it may come in a later export).
+    task = receiver.wait_for(lambda spans: next((s for s in spans if s.span_id == span.parent_span_id), None),
+                             "the job span's parent, the Celery task's span")
     assert task.name.startswith("run/") and task.attributes.get("celery.task_name") == "console.run_job"
 
     (batch,) = [child for child in below if child.name == "replay publish"]
