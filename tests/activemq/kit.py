@@ -39,14 +39,30 @@ class Client:
 
     def fail_all(self, queue: str, count: int) -> list[Any]:
         """A consumer that NACKs ``count`` messages: ActiveMQ dead-letters each at once."""
-        sub = self.link.subscribe(f"/queue/{queue}", {"ack": "client-individual"})
-        failed = []
-        for _ in range(count):
-            frame = self.link.next_message(sub, 10)
-            assert frame is not None, f"the failing consumer got only {len(failed)} of {count}"
-            self.link.confirmed("NACK", {"id": frame.headers["ack"]}, "a NACK")
-            failed.append(frame)
-        self.link.unsubscribe(sub)
+        return self.fail_many({queue: count})[queue]
+
+    def fail_many(self, counts: dict[str, int]) -> dict[str, list[Any]]:
+        """A consumer of each queue that NACKs its count of messages. The frames are pipelined on
+        the one connection, which the broker handles in order: the receipt of the last
+        UNSUBSCRIBE says every NACK before it was handled (a receipt for each frame made 200
+        queues take seconds)."""
+        subs = {}
+        for queue in counts:
+            subs[queue] = self.link.new_id("sub")
+            self.link.send_frame("SUBSCRIBE", {"destination": f"/queue/{queue}", "id": subs[queue],
+                                               "ack": "client-individual"})
+        failed: dict[str, list[Any]] = {}
+        for queue, count in counts.items():
+            failed[queue] = []
+            for _ in range(count):
+                frame = self.link.next_message(subs[queue], 10)
+                assert frame is not None, f"the failing consumer of {queue} got only {len(failed[queue])} of {count}"
+                self.link.send_frame("NACK", {"id": frame.headers["ack"]})
+                failed[queue].append(frame)
+        *others, last = subs.values()
+        for sub in others:
+            self.link.send_frame("UNSUBSCRIBE", {"id": sub})
+        self.link.unsubscribe(last)
         return failed
 
     def receive_all(self, queue: str, *, quiet_seconds: float = 1.5) -> list[Any]:

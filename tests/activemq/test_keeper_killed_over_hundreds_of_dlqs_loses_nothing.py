@@ -58,9 +58,7 @@ class ActiveMQSite:
             place = place_of(n, len(self.queues))
             self.client.send(self.queues[place], body_of(n))
             sent[place] += 1
-        for queue, many in zip(self.queues, sent, strict=True):
-            if many:
-                self.client.fail_all(queue, many)
+        self.client.fail_many({queue: many for queue, many in zip(self.queues, sent, strict=True) if many})
 
     def restart_broker(self) -> None:
         self.client.close()

@@ -14,6 +14,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from tests.testenv import TEST_JVM_OPTIONS
 from tests.workers import PROJECT, test_database_url
 
 BIN = Path(sys.executable).parent
@@ -120,7 +121,7 @@ def spark_submit(cluster: StandaloneCluster, package: Path, *job: str, log: Path
     env = {**cluster.env, "DATABASE_URL": test_database_url(), "DJANGO_SETTINGS_MODULE": "console.settings"}
     done = subprocess.run(
         [str(BIN / "spark-submit"), "--master", cluster.url, "--py-files", str(package),
-         "console/pipeline/submit.py", *job],
+         "--conf", f"spark.executor.extraJavaOptions={TEST_JVM_OPTIONS}", "console/pipeline/submit.py", *job],
         cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600,
     )
     with log.open("a") as out:
