@@ -20,22 +20,60 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
+class _Chromium:
+    """One Chromium for a run of browser tests, stopped as soon as the next test is not one.
 
-    # Playwright's sync API keeps an event loop in this thread; the ORM calls the tests make
-    # from here are still plain synchronous calls.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-    if previous is None:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    else:
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+    Playwright's sync API keeps an event loop running in the thread that started it, and a
+    worker of a parallel run goes on to other tests after its browser tests: with the loop still
+    running there, their ``asyncio.run`` would be refused. So Chromium (and the loop) lives while
+    browser tests follow one another, not for the whole session."""
+
+    def __init__(self) -> None:
+        self.playwright = None
+        self.chromium = None
+        self.async_unsafe: str | None = None
+
+    def get(self):
+        if self.chromium is None:
+            from playwright.sync_api import sync_playwright
+
+            # The ORM calls the tests make from this thread are still plain synchronous calls.
+            self.async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+            self.playwright = sync_playwright().start()
+            self.chromium = self.playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        return self.chromium
+
+    def stop(self) -> None:
+        if self.playwright is None:
+            return
+        try:
+            if self.chromium is not None:
+                self.chromium.close()
+        finally:
+            self.playwright.stop()
+            self.playwright = self.chromium = None
+            if self.async_unsafe is None:
+                os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+            else:
+                os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = self.async_unsafe
+
+
+_CHROMIUM = _Chromium()
+
+
+@pytest.fixture
+def browser():
+    return _CHROMIUM.get()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a browser test's own fixtures are torn down: Chromium goes when the next test
+    does not use it (or there is none)."""
+    yield
+    if nextitem is None or "browser" not in nextitem.fixturenames:
+        _CHROMIUM.stop()
 
 
 class PageWatch:
