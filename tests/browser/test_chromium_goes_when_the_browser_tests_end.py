@@ -17,8 +17,10 @@ def test_a_browser_test_runs_with_the_loop_in_its_thread(browser):
     page = browser.new_page()
     page.set_content("<p>one</p>")
     assert page.text_content("p") == "one"
+    refused = asyncio.sleep(0)
     with pytest.raises(RuntimeError, match="running event loop"):
-        asyncio.run(asyncio.sleep(0))  # Playwright's loop is running here while the browser lives
+        asyncio.run(refused)  # Playwright's loop is running here while the browser lives
+    refused.close()
     page.close()
 
 

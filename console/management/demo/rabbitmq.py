@@ -7,13 +7,15 @@ whether the broker is there.
 
 from __future__ import annotations
 
-import asyncio
 import time
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import aio_pika
 import httpx
 from aio_pika import DeliveryMode, ExchangeType
 
+from console.brokers.asyncloop import LoopThread
 from console.management.demo.catalogue import (
     EXCHANGE,
     SUBSCRIPTIONS,
@@ -22,6 +24,19 @@ from console.management.demo.catalogue import (
     messages,
     publish_times,
 )
+
+T = TypeVar("T")
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine on a loop of its own thread: ``call_command("demo")`` may come from a
+    thread whose own loop is running (asyncio.run would refuse, and the demo would take that
+    for a missing RabbitMQ)."""
+    loop = LoopThread("demo-rabbitmq")
+    try:
+        return loop.run(coro)
+    finally:
+        loop.stop()
 
 
 def answers(amqp_url: str, management_url: str, username: str, password: str) -> bool:
@@ -38,7 +53,7 @@ def answers(amqp_url: str, management_url: str, username: str, password: str) ->
         await connection.close()
 
     try:
-        asyncio.run(connect())
+        _run(connect())
     except Exception:  # refused, timed out, or refused credentials: no RabbitMQ for the demo
         return False
     return True
@@ -46,12 +61,12 @@ def answers(amqp_url: str, management_url: str, username: str, password: str) ->
 
 def dead_letter_depths(amqp_url: str) -> dict[str, int]:
     """Declare the demo topology (idempotent) and return the depth of each DLQ."""
-    return asyncio.run(_with_channel(amqp_url, _declare))
+    return _run(_with_channel(amqp_url, _declare))
 
 
 def make_letters_die(amqp_url: str, timeout: float = 15.0) -> int:
     """Publish the catalogue, reject the failures, and wait until the DLQs hold them all."""
-    asyncio.run(_with_channel(amqp_url, _publish_and_consume))
+    _run(_with_channel(amqp_url, _publish_and_consume))
     wanted = dead_letter_count()
     deadline = time.monotonic() + timeout
     while True:
