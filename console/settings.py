@@ -210,7 +210,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Brokers and jobs both have a "kind": name the two enums apart.
     "ENUM_NAME_OVERRIDES": {
-        "BrokerKindEnum": "console.brokers.registry.KINDS",
+        "BrokerKindEnum": "console.brokers.registry.kind_names",
         "JobKindEnum": "console.jobs.kinds.choices",
     },
 }

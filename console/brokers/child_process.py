@@ -88,7 +88,7 @@ def adapter_module(kind: str) -> str:
     """The module of a broker kind's adapter, which a child for that broker imports ahead."""
     from console.brokers.registry import KINDS
 
-    return KINDS[kind].rpartition(".")[0]
+    return KINDS.dotted(kind).rpartition(".")[0]
 
 
 class Child:

@@ -1,30 +1,30 @@
-"""Kind -> adapter class, imported lazily by dotted path."""
+"""Broker kind -> its adapter class (console.kinds: by dotted path, imported on first use)."""
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from console.kinds import Kinds
 
 if TYPE_CHECKING:
     from console.brokers.base import Adapter, BrokerConfig
 
-KINDS: dict[str, str] = {
+KINDS: Kinds[type[Adapter]] = Kinds("broker kind", {
     "activemq": "console.brokers.activemq.adapter.ActiveMQAdapter",
     "memory": "console.brokers.memory.adapter.MemoryAdapter",
     "rabbitmq": "console.brokers.rabbitmq.adapter.RabbitMQAdapter",
     "nats": "console.brokers.nats.adapter.NatsAdapter",
     "redis": "console.brokers.redis.adapter.RedisStreamsAdapter",
-}
+}, unknown=lambda name, known: ValueError(f"unknown broker kind {name!r}; known: {', '.join(sorted(known))}"))
+
+
+def kind_names() -> list[str]:
+    """Every broker kind's name (the API's BrokerKindEnum)."""
+    return sorted(KINDS)
 
 
 def adapter_class(kind: str) -> type[Adapter]:
-    try:
-        dotted = KINDS[kind]
-    except KeyError:
-        raise ValueError(f"unknown broker kind {kind!r}; known: {', '.join(sorted(KINDS))}") from None
-    module_name, _, class_name = dotted.rpartition(".")
-    adapter: type[Adapter] = getattr(import_module(module_name), class_name)
-    return adapter
+    return KINDS.get(kind)
 
 
 def get_adapter(config: BrokerConfig) -> Adapter:

@@ -1,18 +1,17 @@
-"""Channel kind -> its class, by dotted path, imported on first use (so Apprise's plugins load
-only where an Apprise channel is checked or sent to)."""
+"""Channel kind -> its class (console.kinds: by dotted path, imported on first use, so Apprise's
+plugins load only where an Apprise channel is checked or sent to)."""
 
 from __future__ import annotations
 
-from django.utils.module_loading import import_string
-
+from console.kinds import Kinds, instance
 from console.notifications.kinds.base import ChannelKind, NotifyError
 
-KINDS: dict[str, str] = {
+KINDS: Kinds[ChannelKind] = Kinds("channel kind", {
     "webhook": "console.notifications.kinds.webhook.Webhook",
     "slack": "console.notifications.kinds.slack.Slack",
     "email": "console.notifications.kinds.email.Email",
     "apprise": "console.notifications.kinds.apprise.Apprise",
-}
+}, unknown=lambda name, known: NotifyError(f"kind must be one of {', '.join(known)}"), make=instance)
 
 
 def kind_choices() -> list[tuple[str, str]]:
@@ -22,9 +21,4 @@ def kind_choices() -> list[tuple[str, str]]:
 
 def kind_of(kind: str) -> ChannelKind:
     """The kind named ``kind``; NotifyError naming the known ones for any other."""
-    try:
-        dotted = KINDS[kind]
-    except KeyError:
-        raise NotifyError(f"kind must be one of {', '.join(KINDS)}") from None
-    kind_class: type[ChannelKind] = import_string(dotted)
-    return kind_class()
+    return KINDS.get(kind)

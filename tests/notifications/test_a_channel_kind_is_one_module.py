@@ -36,8 +36,10 @@ class Pager(ChannelKind):
 
 
 @pytest.fixture(autouse=True)
-def pager(monkeypatch):
-    monkeypatch.setitem(KINDS, "pager", f"{__name__}.Pager")
+def pager():
+    KINDS.register("pager", f"{__name__}.Pager")
+    yield
+    KINDS.unregister("pager")
 
 
 def test_a_registered_kind_is_added_audited_and_delivers(admin, http):

@@ -38,8 +38,14 @@ class HopsAdapter(MemoryAdapter):
                             rows=tuple((hop["at"], str(hop["took"])) for hop in hops))]
 
 
-def test_a_table_a_new_adapter_declares_is_on_the_letter_page(signed_in, place, monkeypatch):
-    monkeypatch.setitem(registry.KINDS, "hops", f"{__name__}.HopsAdapter")
+@pytest.fixture
+def hops_kind():
+    registry.KINDS.register("hops", f"{__name__}.HopsAdapter")
+    yield
+    registry.KINDS.unregister("hops")
+
+
+def test_a_table_a_new_adapter_declares_is_on_the_letter_page(signed_in, place, hops_kind):
     letter = store_letter(place, headers={"x-hops": [{"at": "north", "took": 3}, {"at": "south", "took": 12}]})
     page = signed_in.get(reverse("letter", args=[letter.pk])).content.decode()
     table = page.split('id="hops"')[1].split("</table>")[0]
@@ -68,8 +74,7 @@ def test_the_edit_form_shows_its_kinds_example_and_management_help(kind, example
 
 
 @pytest.mark.role("admin")
-def test_the_new_broker_form_carries_every_kinds_help_for_the_chosen_kind(signed_in, monkeypatch):
-    monkeypatch.setitem(registry.KINDS, "hops", f"{__name__}.HopsAdapter")
+def test_the_new_broker_form_carries_every_kinds_help_for_the_chosen_kind(signed_in, hops_kind):
     page = signed_in.get(reverse("broker-new")).content.decode()
     data = re.search(r'<script id="broker-kind-help" type="application/json">(.*?)</script>', page, re.S).group(1)
     help_ = json.loads(data)

@@ -7,21 +7,20 @@ for, where it publishes). Every job of every kind is requested through
 console.jobs.door.requests.request_job and run by console.jobs.door.runner. Adding a kind means
 adding a module here and a line below (or :func:`register` for a kind that lives elsewhere, a
 test's own): ``Job.kind`` takes its choices from this registry (console.apps), so no migration.
+The registry is console.kinds', as for every kind of thing.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from django.utils.module_loading import import_string
-
 from console.jobs.kinds.base import JobKind, Plan
+from console.kinds import Kinds, instance
 from console.services.jobs import JobError
 
-#: kind -> dotted path of its JobKind class, imported on first use. Action menus list the kinds
-#: they offer in this order.
-KINDS = {
+#: kind -> dotted path of its JobKind class (console.kinds), imported on first use. Action menus
+#: list the kinds they offer in this order.
+KINDS: Kinds[JobKind[Any]] = Kinds("kind of job", {
     "capture": "console.jobs.kinds.capture.Capture",
     "shovel": "console.jobs.kinds.shovel.Shovel",
     "replay": "console.jobs.kinds.replay.Replay",
@@ -31,33 +30,27 @@ KINDS = {
     "edit_replay": "console.jobs.kinds.edit_replay.EditReplay",
     "archive_replay": "console.jobs.kinds.archive_replay.ArchiveReplay",
     "keep": "console.jobs.kinds.keep.Keep",
-}
+}, unknown=lambda name, known: JobError(f"unknown kind of job {name!r}; known: {', '.join(known)}"), make=instance)
 
 
-@cache
 def kind(name: str) -> JobKind[Any]:
     """The kind called ``name``; JobError for a kind the console does not know."""
-    if name not in KINDS:
-        raise JobError(f"unknown kind of job {name!r}; known: {', '.join(KINDS)}")
-    found: JobKind[Any] = import_string(KINDS[name])()
-    return found
+    return KINDS.get(name)
 
 
 def register(name: str, dotted: str) -> None:
     """Add the kind whose JobKind class ``dotted`` names (a kind living outside this package)."""
-    KINDS[name] = dotted
-    kind.cache_clear()
+    KINDS.register(name, dotted)
 
 
 def unregister(name: str) -> None:
     """Forget a kind :func:`register` added."""
-    KINDS.pop(name, None)
-    kind.cache_clear()
+    KINDS.unregister(name)
 
 
 def all_kinds() -> list[JobKind[Any]]:
     """Every kind, in the registry's order."""
-    return [kind(name) for name in KINDS]
+    return KINDS.all()
 
 
 def choices() -> list[tuple[str, str]]:
