@@ -1,5 +1,5 @@
 """The one syntax of a JSON path in the console, read by a rule's body path
-(console.services.rules.spec) and a redaction rule's JSON path (console.access.redactor).
+(console.services.rules.values) and a redaction rule's JSON path (console.access.redactor).
 
     $.order.items[0].sku    order.items.0.sku    $..email    $.items[*].iban    $['card']['cvc']
 
@@ -11,7 +11,7 @@
 
 Each step is a ``(kind, key)``: ``("child", name)``, ``("descend", name)`` or ``("index", n)``,
 with ``"*"`` as the key of a wildcard. What a reader does with them is its own: redaction masks
-every value they reach; a rule reads one place (console.services.rules.spec.path_steps).
+every value they reach; a rule reads one place (console.services.rules.values.path_steps).
 
 No Django here: every layer may import it.
 """

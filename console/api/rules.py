@@ -5,6 +5,7 @@ the rules of their brokers and places."""
 from __future__ import annotations
 
 from django.db.models import QuerySet
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
@@ -26,6 +27,7 @@ from console.services.rules import (
     dry_run,
 )
 from console.services.rules.checks import CODES
+from console.services.rules.matches import described
 
 
 class RuleSerializer(MaskedModelSerializer):
@@ -52,6 +54,20 @@ class RuleSerializer(MaskedModelSerializer):
         return f"rule:{rule.name}@v{rule.version}"
 
 
+class RuleMatchField(serializers.JSONField):
+    """A rule's ``match``, checked by console.services.rules.matches; its schema lists the kinds
+    of match registered when the schema is made (:class:`RuleMatchSchema`)."""
+
+
+class RuleMatchSchema(OpenApiSerializerFieldExtension):
+    target_class = RuleMatchField
+
+    def map_serializer_field(self, auto_schema: object, direction: str) -> dict:
+        return {"type": "object", "additionalProperties": False,
+                "description": "Every key given must hold; a letter matches when all do",
+                "properties": {kind["key"]: {**kind["schema"], "description": kind["help"]} for kind in described()}}
+
+
 class RuleInputSerializer(serializers.Serializer):
     """What a rule is made of (every key but ``name`` and ``action`` optional on POST; PATCH
     takes any of them). ``match`` and ``action`` are checked by console.services.rules."""
@@ -60,7 +76,7 @@ class RuleInputSerializer(serializers.Serializer):
     position = ApiIntegerField(required=False, min_value=-MAX_NUMBER, max_value=MAX_NUMBER)
     enabled = serializers.BooleanField(required=False)
     scope = serializers.JSONField(required=False)
-    match = serializers.JSONField(required=False)
+    match = RuleMatchField(required=False)
     action = serializers.JSONField(required=False)
     reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="Why (audited)")
 

@@ -11,7 +11,7 @@ import pytest
 from console.access.redactor import MASK, Redactor, RuleError, compile_rule
 from console.models import Rule
 from console.services.rules import RuleError as RulesRuleError
-from console.services.rules import check_patterns, path_steps
+from console.services.rules import check_match, path_steps
 
 
 def _masked(path: str, body: dict) -> dict:
@@ -85,4 +85,4 @@ def test_a_rule_saved_with_a_path_now_refused_is_named_before_it_is_matched():
     rule, saved before, is told of (a dry run says so) instead of failing the match."""
     rule = Rule(name="old", match={"body_path": {"path": "$.order[", "value": 1}})
     with pytest.raises(RulesRuleError, match=r"rule 'old': match.body_path.path cannot be read from '\['; change it"):
-        check_patterns(rule)
+        check_match(rule)

@@ -1,11 +1,9 @@
 """Handling rules: what a rule is (checked), its versions, which letters it matches, and its
 dry run. What a rule does is console.jobs.automation.rules_at_work.
 
-A rule's ``match`` (every key optional): ``origin`` and ``reason`` (exact), ``exception_type``
-and ``exception_message`` (regular expressions, as PostgreSQL reads them), ``header``
-(``{"name", "value"}``), ``body_path`` (``{"path": "$.order.status", "value": ...}`` on a JSON
-body), ``min_deaths``, ``min_replays`` (times the console replayed the letter's lineage),
-``older_than_seconds`` (since capture) and ``max_size`` (bytes). Its ``action``: ``retry`` along a
+A rule's ``match`` holds any of the keys of console.services.rules.matches, one kind of match
+each (``origin``, ``reason``, ``exception_type``, ``header``, ``body_path``, ``min_deaths``...).
+Its ``action``: ``retry`` along a
 ``ladder`` of ``{"delay_seconds", "tries"}`` steps (or a ``preset``: "com+" or "wcf") and
 ``then`` ("next_rule", "hold" or "mark_failed") once the ladder has run out; ``forward`` to a
 ``target`` queue; ``mark_failed``; ``discard`` (a purge); ``hold`` (for a person).
@@ -28,6 +26,7 @@ from console.services.rules.deciding import (
     dry_run,
     lineage_of,
 )
+from console.services.rules.matches import check_match, clean_match
 from console.services.rules.matching import (
     enabled_rules,
     handled_elsewhere,
@@ -38,23 +37,18 @@ from console.services.rules.matching import (
 from console.services.rules.spec import (
     ACTION_PERMISSION,
     ACTIONS,
-    MATCH_KEYS,
-    MAX_NUMBER,
     PRESETS,
     THEN,
-    RuleError,
-    check_patterns,
     clean_action,
-    clean_match,
     describe_action,
     ladder_length,
-    path_steps,
     step_delay,
 )
+from console.services.rules.values import MAX_NUMBER, RuleError, path_steps
 
 __all__ = [
-    "ACTIONS", "ACTION_PERMISSION", "MATCH_KEYS", "MAX_NUMBER", "PRESETS", "THEN", "Decision", "DryRun", "RuleError",
-    "check_patterns", "clean_action", "clean_match", "decide", "describe_action", "do_create_rule", "do_delete_rule",
+    "ACTIONS", "ACTION_PERMISSION", "MAX_NUMBER", "PRESETS", "THEN", "Decision", "DryRun", "RuleError",
+    "check_match", "clean_action", "clean_match", "decide", "describe_action", "do_create_rule", "do_delete_rule",
     "do_disable", "do_enable", "do_update_rule", "dry_run", "enabled_rules", "handled_elsewhere", "handling_of",
     "in_rule_scope", "ladder_length", "lineage_of", "matching", "open_letters", "path_steps", "step_delay",
 ]

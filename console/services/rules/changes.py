@@ -17,15 +17,10 @@ from console.services import audit
 from console.services.audit import actor_name, actor_user
 from console.services.rules.checks import SAFEGUARDS
 from console.services.rules.deciding import dry_run
+from console.services.rules.matches import clean_match
 from console.services.rules.redeciding import redecide
-from console.services.rules.spec import (
-    ACTION_PERMISSION,
-    MAX_NUMBER,
-    RuleError,
-    clean_action,
-    clean_match,
-    describe_action,
-)
+from console.services.rules.spec import ACTION_PERMISSION, clean_action, describe_action
+from console.services.rules.values import MAX_NUMBER, RuleError
 
 
 def _scope_of_rule(scope: Any) -> tuple[int | None, int | None]:

@@ -13,13 +13,14 @@ from console.access.actors import Actor
 from console.access.scope import visible
 from console.models import DeadLetter, LetterHandling, Rule
 from console.services.rules.checks import rule_actor, told
+from console.services.rules.matches import check_match
 from console.services.rules.matching import (
     enabled_rules,
     matching,
     matching_each,
     open_letters,
 )
-from console.services.rules.spec import check_patterns, ladder_length, step_delay
+from console.services.rules.spec import ladder_length, step_delay
 from console.services.safeguards import rules_may_replay
 
 
@@ -153,7 +154,7 @@ def dry_run(rule: Rule, *, reader: Actor, enabler: Any = None) -> DryRun:
     whoever enabled the rule, or ``reader`` for a draft (who would enable it)."""
     earlier = [r for r in enabled_rules() if (r.position, r.pk) < (rule.position, rule.pk or 0) and r.pk != rule.pk]
     for each in (*earlier, rule):
-        check_patterns(each)
+        check_match(each)
     letters = visible(reader, open_letters())
     # Only what this rule matches can be its: the earlier rules are asked about those letters
     # alone (at a million held letters, one pass for the whole rule set took seconds per rule).

@@ -21,8 +21,9 @@ from django.utils import timezone
 
 from console.models import DeadLetter, Rule
 from console.services import rule_inbox
+from console.services.rules.matches import check_match
 from console.services.rules.matching import in_rule_scope, matches, open_letters
-from console.services.rules.spec import RuleError, check_patterns
+from console.services.rules.values import RuleError
 
 
 def redecide(rule: Rule) -> None:
@@ -32,7 +33,7 @@ def redecide(rule: Rule) -> None:
     for, and those it had decided."""
     letters = open_letters()
     try:
-        check_patterns(rule)
+        check_match(rule)
     except RuleError:  # a pattern PostgreSQL refuses (saved before they were checked): its whole scope
         rule_inbox.put_after_capture(in_rule_scope(rule, letters))
     else:

@@ -26,6 +26,7 @@ from console.services.rules import (
     do_update_rule,
     dry_run,
 )
+from console.services.rules.matches import described
 
 
 class RuleForm(forms.Form):
@@ -96,7 +97,10 @@ def rule_list(request):
     scopes += [(f"broker:{b.pk}", f"broker {b.name}") for b in visible(request.user, Broker.objects.all())]
     scopes += [(f"place:{p.pk}", f"place {p}")
                for p in visible(request.user, DeadPlace.objects.select_related("broker"))]
-    return render(request, "web/rules.html", {"rules": rules, "form": form, "scopes": scopes})
+    match_kinds = [{**kind, "example_json": json.dumps({kind["key"]: kind["example"]}, ensure_ascii=False)}
+                   for kind in described()]
+    return render(request, "web/rules.html", {"rules": rules, "form": form, "scopes": scopes,
+                                              "match_kinds": match_kinds})
 
 
 @login_required
