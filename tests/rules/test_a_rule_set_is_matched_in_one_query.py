@@ -11,6 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from console.models import DeadLetter, Rule
+from console.services.rules import matches as match_kinds
 from console.services.rules.matching import matching, matching_each
 from tests.web.factory import memory_place, store_letter
 
@@ -34,6 +35,8 @@ def test_every_match_kind_in_one_query_as_each_rule_alone(memory_broker):
         {"reason": "expired"}, {"min_deaths": 3}, {"min_replays": 1}, {"older_than_seconds": 0},
         {"max_size": 40}, {"reason": "expired", "body_path": {"path": "$.order.status", "value": "open"}},
     ]
+    # Every kind of match the console has is here: a new kind without a case here fails.
+    assert {key for match in matches for key in match} == set(match_kinds.KINDS.names())
     rules = [Rule(name=f"r{i}", match=match) for i, match in enumerate(matches)]
     rules.append(Rule(name="scoped", match={"min_deaths": 1}, place_id=other.pk))
     letters = DeadLetter.objects.all()
