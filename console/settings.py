@@ -265,7 +265,7 @@ DLO_CLI_REQUIRE_ACTOR = env_bool("DLO_CLI_REQUIRE_ACTOR", default=False)
 # How many letters a capture or replay moves per database transaction / confirm window.
 DLO_BATCH_SIZE = env_int("DLO_BATCH_SIZE", 1000)
 # About how many bytes of bodies a capture's batch holds: fewer letters a batch when they are
-# large (console.jobs.engines.batch_sizing), so that memory stays bounded whatever the messages weigh.
+# large (console.brokers.batch_sizing), so that memory stays bounded whatever the messages weigh.
 DLO_BATCH_BYTES = env_int("DLO_BATCH_BYTES", 16 * 1024 * 1024)
 # A running job not heard of for this long lost its worker; the periodic task resumes it.
 DLO_JOB_STALE_SECONDS = env_int("DLO_JOB_STALE_SECONDS", 120)

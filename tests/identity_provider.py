@@ -8,7 +8,7 @@ every tests folder:
   with no claims. See :class:`IdentityProvider` for what a test can do with it.
 
 The program is ``tests/oidc_provider/server.js``; ``scripts/bootstrap`` installs its packages
-(``npm ci``, pinned by package-lock.json). /work/notes/oidc_fixture.md describes the API too.
+(``npm ci``, pinned by package-lock.json).
 """
 
 from __future__ import annotations

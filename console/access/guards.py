@@ -62,16 +62,6 @@ def guard_reach(actor, place_ids: Iterable[int], targets: Iterable, origins: Ite
     _guard_queues(scope, [(q.broker_id, q.name, q.scope) for q in queues], topology or Topology())
 
 
-def guard_target(actor, broker_id: int, name: str, scope_name: str = "", *,
-                 topology: Topology | None = None) -> None:
-    """Refuse publishing into the queue ``name`` (in ``scope_name``, e.g. a vhost) of a broker
-    unless the actor may publish there."""
-    scope = publish_scope_of(actor)
-    if scope.unlimited:
-        return
-    _guard_queues(scope, [(broker_id, name, scope_name)], topology or Topology())
-
-
 class Unconfirmed(OutOfScope):
     """The queue's broker could not be asked where its dead letters go, so publishing into it
     is refused for now (it may be allowed once the broker answers)."""

@@ -70,13 +70,6 @@ _lock = threading.Lock()
 _providers: dict[str, _Provider] = {}
 
 
-def provider_metadata(issuer: str | None = None) -> dict[str, Any]:
-    """The provider's discovery document (OpenID Connect Discovery 1.0), read once per process
-    and issuer. Its ``issuer`` must be the one configured, or every token check would trust
-    another provider's keys."""
-    return _provider(issuer or settings.DLO_OIDC_ISSUER).metadata
-
-
 def signing_keys(issuer: str | None = None) -> jwt.PyJWKClient:
     """The provider's key set (from its ``jwks_uri``), cached CACHE_SECONDS and read again when
     a token names an unknown key (at most once every REFETCH_COOLDOWN_SECONDS)."""

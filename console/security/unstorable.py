@@ -16,8 +16,8 @@ import re
 
 from django.http import QueryDict
 
+from console.answers import refused
 from console.services.parsing import InputRefused, unstorable_text
-from console.web.refusals import refused
 
 #: Bodies of these types are forms, parsed into request.POST.
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from console.brokers.batch_sizing import FIRST_BATCH
 from console.brokers.memory.adapter import Message
 from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
-from console.jobs.engines.batch_sizing import FIRST_BATCH
 from console.models import AuditEvent, DeadLetter
 from console.services.brokers import do_discover
 

@@ -50,7 +50,7 @@ class QueueConsumer:
     """The async half: one channel, one consumer, a buffer of deliveries.
 
     The consumer's prefetch is three of the batches the caller asks for, at most ``cap``: the
-    caller asks for fewer messages at a time when they are large (console.jobs.engines.batch_sizing), so
+    caller asks for fewer messages at a time when they are large (console.brokers.batch_sizing), so
     that the messages RabbitMQ sends ahead stay bounded in bytes too (it ignores a byte limit).
     RabbitMQ fixes a consumer's prefetch when it starts, so the consumer starts with the first
     batch asked for, and starts again when the batches grow or shrink twofold.

@@ -5,7 +5,7 @@ next batch's transaction (one statement fewer per batch), and by the end of the 
 
 The broker is read in a child process (console.brokers.capture_process) unless it lives in
 this one. The consumer's prefetch is three batches: one being stored, one being prepared, and
-one the child decodes meanwhile. Batches are sized by their bodies (console.jobs.engines.batch_sizing).
+one the child decodes meanwhile. Batches are sized by their bodies (console.brokers.batch_sizing).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.brokers import Adapter, CaptureSession, PlaceRef, Received
+from console.brokers.batch_sizing import BatchSizer
 from console.brokers.capture_process import ChildCapture
 from console.brokers.readers import PlaceReader
 from console.jobs.control import advance, advance_many, checkpoint, place_of, with_broker_retry
-from console.jobs.engines.batch_sizing import BatchSizer
 from console.models import DeadPlace, Job
 from console.services.custody import (
     PlaceBatch,
