@@ -44,6 +44,18 @@ class Listing:
     error: str = ""
 
 
+def with_previews(reader: Actor, letters: QuerySet[DeadLetter]) -> list[DeadLetter]:
+    """``letters`` in id order, each with its body's preview (``letter.preview``; the body itself
+    is not read), previews and envelopes masked for the reader: a preview's sample."""
+    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
+    rows: list[DeadLetter] = list(letters.defer("body").annotate(body_head=head).order_by("id"))
+    for letter in rows:
+        letter.preview = body_preview(letter.body_head, letter.body_size)  # type: ignore[attr-defined]  # for the page
+    mask_previews(reader, rows)
+    mask_envelopes(reader, rows)
+    return rows
+
+
 def listing(reader: Actor, params: dict[str, Any], after: str | None,
             queryset: QuerySet[DeadLetter] | None = None) -> Listing:
     """The letters matching ``params`` (console.services.selection's keys) that ``reader`` may
@@ -56,7 +68,7 @@ def listing(reader: Actor, params: dict[str, Any], after: str | None,
         matches = visible_matches(reader, params, letters, after=page_key(after)) if after else counted
     except SelectionError as exc:
         return Listing(page=None, error=str(exc))
-    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
+    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())  # as with_previews, by the page
     page = page_after(matches.letters.select_related("place").defer("body").annotate(body_head=head), after)
     if page.next_key is None and not matches.complete:
         page.next_key = matches.checked_to  # more candidates remain to be confirmed

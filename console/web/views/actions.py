@@ -16,17 +16,14 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core import signing
-from django.db.models import BinaryField, QuerySet
-from django.db.models.functions import Substr
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from console.access.redaction_policy import mask_previews
 from console.access.roles import has
 from console.access.scope import scope_of, visible
 from console.brokers import adapter_class
-from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.door.requests import request_job
 from console.jobs.kinds import JobKind, kind, offered
 from console.jobs.kinds.base import ORIGIN, SELECTION, TARGET
@@ -43,7 +40,7 @@ from console.services.selection import (
 )
 from console.web.action_forms import BulkActionForm, ConfirmForm
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
-from console.web.letter_lists import COUNT_CAP
+from console.web.letter_lists import COUNT_CAP, with_previews
 
 #: A preview can be confirmed for this long; after that the operator looks again.
 TOKEN_MAX_AGE = 2 * 60 * 60
@@ -262,12 +259,7 @@ def _render_preview(request, place: DeadPlace | None, job_kind: JobKind, asked: 
     except JobError as exc:
         messages.error(request, str(exc))
         return redirect(_back(place, selection, from_letter))
-    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
-    sample = list(DeadLetter.objects.filter(id__in=summary["sample"]).defer("body").annotate(body_head=head)
-                  .order_by("id"))
-    for letter in sample:
-        letter.preview = body_preview(letter.body_head, letter.body_size)  # type: ignore[attr-defined]  # for the page
-    mask_previews(request.user, sample)
+    sample = with_previews(request.user, DeadLetter.objects.filter(id__in=summary["sample"]))
     target = asked.get("target", "")
     origins = [
         {**row, "destination": _destination(job_kind, target, row["origin_queue"])} for row in summary["by_origin"]

@@ -7,19 +7,17 @@ requester saw (:func:`approval_context`) and these buttons for anyone but the re
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import BinaryField
-from django.db.models.functions import Substr
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from console.access.redaction_policy import for_user, mask_envelopes, mask_jobs, mask_previews
+from console.access.redaction_policy import for_user, mask_jobs
 from console.access.scope import visible
 from console.access.topology import Topology
-from console.brokers.values import PREVIEW_CHARS, body_preview
 from console.jobs.door.approvals import ApprovalError, approving_roles, do_approve, do_refuse, is_requester, may_approve
 from console.models import DeadLetter, Job
 from console.services.jobs import JobError, preview_frozen
 from console.web.job_actions import act_on_job
+from console.web.letter_lists import with_previews
 
 SAMPLE_SIZE = 10
 
@@ -35,13 +33,7 @@ def approval_context(request, job: Job) -> dict:
         summary = preview_frozen(job.selection, reader=request.user, sample=SAMPLE_SIZE)
     except JobError:
         return context  # no frozen letters to show (a capture or shovel takes a place as the broker holds it)
-    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
-    sample = list(DeadLetter.objects.filter(id__in=summary["sample"]).defer("body").annotate(body_head=head)
-                  .order_by("id"))
-    for letter in sample:
-        letter.preview = body_preview(letter.body_head, letter.body_size)  # type: ignore[attr-defined]  # for the page
-    mask_previews(request.user, sample)
-    mask_envelopes(request.user, sample)
+    sample = with_previews(request.user, DeadLetter.objects.filter(id__in=summary["sample"]))
     redactor = for_user(request.user)  # the frozen filter may name what a rule masks
     selection = summary["selection"] if redactor is None else redactor.value(summary["selection"])
     context["approval_preview"] = {**summary, "selection": selection, "sample_letters": sample}
