@@ -53,6 +53,13 @@ def operator(request, django_user_model):
 
 
 @pytest.fixture
+def signed_in(client, operator):
+    """Django's test client with the operator's session."""
+    client.force_login(operator)
+    return client
+
+
+@pytest.fixture
 def admin(django_user_model):
     """ada, with the admin role: purges, brokers, users, redaction rules."""
     from console.access.roles import ADMIN, set_role

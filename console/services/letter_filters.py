@@ -104,6 +104,21 @@ class TraceIdFilter(TextFilter):
     field_class = TraceIdField
 
 
+def header_condition(name: str, value: str | None, *, indexed: bool = True) -> Q:
+    """Letters carrying the header ``name`` (with ``value``, unless it is empty). The letter's own
+    headers decide; ``indexed``, LetterSearch's GIN index on the headers (a copy kept off the
+    letters table) finds the candidates first, a letter whose search row is still a placeholder
+    (console.services.search_rows) among them. A pass that reads every letter anyway (a rule set
+    decided in one query) needs no index."""
+    if value in (None, ""):
+        return Q(headers__has_key=name)
+    wanted = {name: value}
+    if not indexed:
+        return Q(headers__contains=wanted)
+    return Q(Exists(LetterSearch.objects.filter(Q(headers__contains=wanted) | Q(pending=True),
+                                                letter_id=OuterRef("pk")))) & Q(headers__contains=wanted)
+
+
 class LetterFilterSet(FilterSet):
     """Letters matching a filter. Text in the body is matched byte for byte (UTF-8).
 
@@ -149,15 +164,7 @@ class LetterFilterSet(FilterSet):
         return qs.filter(Q(origin_queue=value) | Q(origin_address=value))
 
     def filter_header(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
-        wanted_value = self.form.cleaned_data.get("header_value")
-        if wanted_value in (None, ""):
-            return qs.filter(headers__has_key=value)
-        # Through LetterSearch's GIN index on the headers (a copy kept off the letters table);
-        # a letter whose search row is still a placeholder (console.services.search_rows) is
-        # a candidate too, and the letter's own headers decide.
-        wanted = {value: wanted_value}
-        return qs.filter(Exists(LetterSearch.objects.filter(
-            Q(headers__contains=wanted) | Q(pending=True), letter_id=OuterRef("pk"))), headers__contains=wanted)
+        return qs.filter(header_condition(value, self.form.cleaned_data.get("header_value")))
 
     def filter_header_value(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         return qs  # applied with the header it belongs to (filter_header)

@@ -44,15 +44,23 @@ class Listing:
     error: str = ""
 
 
-def with_previews(reader: Actor, letters: QuerySet[DeadLetter]) -> list[DeadLetter]:
-    """``letters`` in id order, each with its body's preview (``letter.preview``; the body itself
-    is not read), previews and envelopes masked for the reader: a preview's sample."""
-    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())
-    rows: list[DeadLetter] = list(letters.defer("body").annotate(body_head=head).order_by("id"))
+def _with_body_head(letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
+    """The letters without their bodies, each with the head its preview is made of."""
+    return letters.defer("body").annotate(body_head=Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField()))
+
+
+def _previewed(reader: Actor, rows: list[DeadLetter]) -> None:
+    """Each letter's body preview (``letter.preview``), previews and envelopes masked for the reader."""
     for letter in rows:
         letter.preview = body_preview(letter.body_head, letter.body_size)  # type: ignore[attr-defined]  # for the page
     mask_previews(reader, rows)
     mask_envelopes(reader, rows)
+
+
+def with_previews(reader: Actor, letters: QuerySet[DeadLetter]) -> list[DeadLetter]:
+    """``letters`` in id order, previewed and masked as a list shows them: a preview's sample."""
+    rows: list[DeadLetter] = list(_with_body_head(letters).order_by("id"))
+    _previewed(reader, rows)
     return rows
 
 
@@ -68,14 +76,10 @@ def listing(reader: Actor, params: dict[str, Any], after: str | None,
         matches = visible_matches(reader, params, letters, after=page_key(after)) if after else counted
     except SelectionError as exc:
         return Listing(page=None, error=str(exc))
-    head = Substr("body", 1, PREVIEW_CHARS * 4, output_field=BinaryField())  # as with_previews, by the page
-    page = page_after(matches.letters.select_related("place").defer("body").annotate(body_head=head), after)
+    page = page_after(_with_body_head(matches.letters.select_related("place")), after)
     if page.next_key is None and not matches.complete:
         page.next_key = matches.checked_to  # more candidates remain to be confirmed
-    for letter in page.rows:
-        letter.preview = body_preview(letter.body_head, letter.body_size)
-    mask_previews(reader, page.rows)
-    mask_envelopes(reader, page.rows)
+    _previewed(reader, page.rows)
     traces = shown_traces(for_user(reader), page.rows)  # none where the reader's mask hides it
     for letter in page.rows:
         letter.trace = traces.get(letter.pk)

@@ -35,12 +35,6 @@ def _forget_enum_names() -> None:
 
 
 @pytest.fixture
-def signed_in(client, operator):
-    client.force_login(operator)
-    return client
-
-
-@pytest.fixture
 def place(memory_broker):
     fake, _ = memory_broker
     fake.queue("orders.copies")

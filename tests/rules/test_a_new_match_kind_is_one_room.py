@@ -24,12 +24,6 @@ def min_size():
 
 
 @pytest.fixture
-def signed_in(client, operator):
-    client.force_login(operator)
-    return client
-
-
-@pytest.fixture
 def letters(memory_broker):
     place = memory_place(memory_broker)
     return {"small": [store_letter(place, b"tiny").pk for _ in range(2)],

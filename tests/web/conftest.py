@@ -18,11 +18,5 @@ def queued_jobs(monkeypatch):
 
 
 @pytest.fixture
-def signed_in(client, operator):
-    client.force_login(operator)
-    return client
-
-
-@pytest.fixture
 def place(memory_broker):
     return memory_place(memory_broker)
