@@ -269,6 +269,14 @@ class Adapter:
     def open_capture(self, place: PlaceRef, *, prefetch: int) -> CaptureSession:
         raise NotImplementedError
 
+    def settled(self, place: PlaceRef) -> bool:
+        """Asked after a capture drained the place: True when nothing of it is held out
+        unacknowledged either, so copies an interrupted capture committed whose messages were
+        acknowledged after all may be forgotten (console.services.custody.mark_place_acked).
+        An empty place says so on most brokers; one whose counts cannot be trusted says False
+        when unsure, which is always safe."""
+        return True
+
     def open_reader(self, *, per_place: int) -> PlaceReader:
         """The keeper's long-lived reader over many places of this broker
         (console.brokers.readers), at most ``per_place`` messages of each ahead: one that reads

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from console.brokers import BrokerConfig
@@ -50,6 +52,41 @@ def test_a_capture_that_died_before_acking_is_not_stored_twice(nats_broker, fail
     capture(place)
     (letter,) = letters_of(place)
     assert not PendingAck.objects.filter(letter=letter).exists() and letter.body_bytes == b"committed, never acked"
+
+
+def test_a_copy_stays_pending_while_its_advisory_is_in_the_stream_whatever_the_trackers_say(
+        nats_broker, failing_consumer):
+    """nats-server 2.9.10, restarted, lost what its trackers held and handed the advisories
+    out again later, as first deliveries: a capture that found nothing waiting in between
+    forgot the copies still to come back, and their letters were stored twice (200 in the
+    keeper's crash test). An advisory left in the console's own stream was not captured."""
+    from console.brokers.nats import advisories
+    from console.services.custody import store_captured
+
+    source = failing_consumer()
+    source.publish(b"committed; its advisory acked by a server that then forgot")
+    source.fail_until_dead(1)
+    place = discover_place(nats_broker, source)
+    with nats_broker.adapter() as adapter:
+        session = adapter.open_capture(place.ref, prefetch=10)
+        batch = session.next_batch(10, 1.0)
+        store_captured(place, batch, job=None, actor="crashed-worker")
+        # The trackers count it done, yet it was never deleted: as the restarted server told it.
+        adapter.call(lambda js: asyncio.gather(*(message.token.ack_sync() for message in batch)))
+        session.close()
+
+    capture(place)  # nothing waits on the trackers
+    assert PendingAck.objects.filter(place=place).count() == 1
+
+    def trackers_put_back(js):  # the restart: the trackers hand out their stream from the start
+        return asyncio.gather(*(js.delete_consumer(advisories.STREAM, advisories.tracker_name(
+            source.stream, source.consumer, kind)) for kind in advisories.REASONS))
+
+    source.nats(trackers_put_back)
+    capture(place)
+    (letter,) = letters_of(place)
+    assert letter.body_bytes == b"committed; its advisory acked by a server that then forgot"
+    assert not PendingAck.objects.filter(place=place).exists() and source.advisories_waiting() == 0
 
 
 def test_peek_shows_the_letters_and_changes_nothing(nats_broker, failing_consumer):

@@ -107,6 +107,15 @@ async def forget(js: JetStreamContext, name: str, seqs: list[int]) -> None:
     await asyncio.gather(*(one(seq) for seq in seqs))
 
 
+async def kept(js: JetStreamContext, name: str, stream: str, consumer: str) -> int:
+    """How many advisories of one consumer the console's own advisory stream still holds. A
+    captured advisory is deleted once acknowledged (``forget``), so any left were not captured
+    (or their delete failed): unlike a tracker's counts, this survives nats-server 2.9.10's
+    restart, which put the trackers' pointers back and lost what they held."""
+    info = await js.stream_info(name, subjects_filter=f"{PREFIX}.*.{stream}.{consumer}")
+    return sum((info.state.subjects or {}).values())
+
+
 def seq_of(note: Any) -> int:
     """A delivered advisory's sequence in the advisory stream: the same on every delivery of it."""
     return int(note.metadata.sequence.stream)

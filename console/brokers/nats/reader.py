@@ -331,10 +331,9 @@ class NatsReader(PlaceReader):
         if followed is not None and followed.held:
             return False
         try:
-            trackers = await self.nats.trackers(js, place)  # two CONSUMER.INFO, not the whole listing
+            return await self.nats.nothing_out(js, place)
         except (BrokerError, nats.errors.Error):  # unsure: not settled
             return False
-        return all(not t.num_pending and not t.num_ack_pending for t in trackers)
 
     async def _let_go(self, places: list[PlaceRef]) -> None:
         """Stop reading these places and hand back what is held of them (NAK).

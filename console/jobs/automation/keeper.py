@@ -279,7 +279,7 @@ class Keeper:
                     stored=lambda count: advance(job, done=count), until=time.monotonic() + self.slice,
                     wait_seconds=0.5, in_child=True,
                 )
-                if drained:
+                if drained and adapter.settled(place.ref):
                     mark_place_acked(place)
                     held.unsettled = False
             self._recovered(held)

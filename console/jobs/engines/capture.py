@@ -47,7 +47,7 @@ def run_capture(job: Job, limit: int | None = None) -> str:
             adapter, place, job=job, reason=job.reason, limit=_left(job, limit),
             stored=lambda count: advance(job, done=count),
         ))
-        if drained:
+        if drained and adapter.settled(place.ref):
             mark_place_acked(place)
         info = with_broker_retry(job, lambda: adapter.stats(place.ref))
     DeadPlace.objects.filter(pk=place.pk).update(
