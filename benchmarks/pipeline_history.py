@@ -149,12 +149,13 @@ def generate(spark, letters: int, lake: Path) -> None:
 
 def time_spark(spark, lake: Path) -> tuple[float, dict]:
     """The pipeline's own computations, as ``run_groups`` and ``run_analytics`` do them up to storing."""
+    from console.jobs.kinds import resolving
     from console.pipeline import analytics, groups
 
     started = time.perf_counter()
     found, days = groups.compute_groups(groups.archived_letters(spark, str(lake)))
     result = analytics.compute_analytics(analytics.archived_letters(spark, str(lake)),
-                                         analytics.archived_events(spark, str(lake)))
+                                         analytics.archived_events(spark, str(lake), resolving()), resolving())
     elapsed = time.perf_counter() - started
     return elapsed, {
         "groups": {g.fingerprint: (g.count, g.exception_type, g.sample_message, g.reason, g.origins, g.brokers,

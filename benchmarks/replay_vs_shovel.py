@@ -36,7 +36,7 @@ def seed_custody(place, origin: str, count: int, batch: int = 10_000) -> None:
     from psycopg.types.json import Jsonb
 
     from benchmarks.seed_letters import COLUMNS
-    from console.brokers.envelope import FailureEnvelope
+    from console.letters.envelope import FailureEnvelope
 
     exc_type, message = "java.lang.IllegalStateException", "Order is already closed"
     stack = f"{exc_type}: {message}\n\tat com.example.orders.Handler.handle(Handler.java:42)"

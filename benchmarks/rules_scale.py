@@ -90,7 +90,7 @@ def body_path_probes(one_letter: dict) -> list[tuple[str, dict]]:
 
 def python_body_path(place, path: str, wanted) -> int:
     """The body path as it was matched before issue 29: each body read and parsed in Python."""
-    from console.brokers import bounded_json
+    from console.letters import bounded_json
     from console.models import DeadLetter
     from console.services.rules import open_letters, path_steps
 

@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from console.brokers.envelope import FailureEnvelope
+from console.letters.envelope import FailureEnvelope
 from console.models import DeadPlace, PlaceSample
 
 ORIGINS = ["orders.billing", "orders.shipping", "payments.capture", "payments.refund",

@@ -15,7 +15,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
 app = Celery("console")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["console.jobs", "console.pipeline"])
+app.autodiscover_tasks(["console.jobs"])
 
 
 @worker_init.connect

@@ -238,7 +238,7 @@ CELERY_BEAT_SCHEDULE = {
     "fold-group-counts": {"task": "console.fold_group_counts", "schedule": env_int("DLO_GROUP_FOLD_SECONDS", 60)},
     "resume-stale-jobs": {"task": "console.resume_stale_jobs", "schedule": 60},
     "expire-unapproved-jobs": {"task": "console.expire_unapproved_jobs", "schedule": 60},
-    # The pipeline (console.pipeline.tasks): archive to the lake, then groups and analytics, then retention.
+    # The pipeline (its tasks in console.jobs.tasks): archive to the lake, then groups and analytics, then retention.
     "pipeline-archive": {"task": "console.pipeline.archive", "schedule": env_int("DLO_ARCHIVE_SECONDS", 3600)},
     "pipeline-groups": {"task": "console.pipeline.groups", "schedule": env_int("DLO_GROUPS_SECONDS", 3600)},
     "pipeline-analytics": {"task": "console.pipeline.analytics", "schedule": env_int("DLO_ANALYTICS_SECONDS", 3600)},

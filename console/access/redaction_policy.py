@@ -20,8 +20,8 @@ from collections.abc import Iterable
 
 from console.access.redactor import PREVIEW_SOURCE_BYTES, Redactor, masked_preview
 from console.access.roles import SEE_UNREDACTED, has
-from console.brokers import compression
-from console.brokers.values import body_preview
+from console.letters import compression
+from console.letters.values import body_preview
 
 #: Envelope fields that come from the message (frameworks' exception headers, x-death...),
 #: with their names in a failure group's history row (sample message, consumers, hosts).
@@ -51,7 +51,7 @@ def for_user(user) -> Redactor | None:
 def mask_previews(user, letters: list) -> None:
     """Replace the ``preview`` of listed letters by one made from their bodies as ``user`` may
     read them (one query for the whole list): a compressed body's decoded head
-    (console.brokers.compression) for everyone, and every body masked for a user who may not
+    (console.letters.compression) for everyone, and every body masked for a user who may not
     see content unmasked. The letters carry their properties and headers (not their bodies)."""
     redactor = for_user(user)
     encodings = {letter.pk: compression.encoding_of(letter.properties, letter.headers) for letter in letters}

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from console import json_path
-from console.brokers import bounded_json
-from console.brokers.values import body_preview
+from console.letters import bounded_json
+from console.letters.values import body_preview
 from console.refusals import Refusal
 
 MASK = "***"

@@ -5,7 +5,7 @@ Invariant 11, content never widens rights: a letter's origin is read from its ow
 (``x-death``, ``x-original-queue``, ``original-destination``, a stream entry's ``orig_stream``),
 which whoever published the message wrote. So a queue becomes a place-limited user's to
 publish into only when the broker itself says that queue's dead letters go to one of their
-places: each adapter's ``delivery_policies`` (console.brokers.policy ``DeliveryPolicy.dead_places``)
+places: each adapter's ``delivery_policies`` (console.letters.policy ``DeliveryPolicy.dead_places``)
 reads it from the broker, e.g. RabbitMQ's dead-letter arguments, policies and bindings, a NATS
 consumer's ``max_deliver``, a Redis stream's consumer groups, ActiveMQ's per-queue DLQ naming.
 

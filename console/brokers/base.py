@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
-from console.brokers.envelope import FailureEnvelope
-from console.brokers.letter_tables import LetterTable
-from console.brokers.policy import DeliveryPolicy
+from console.letters.envelope import FailureEnvelope
+from console.letters.policy import DeliveryPolicy
+from console.letters.tables import LetterTable
 
 
 class BrokerError(Exception):
@@ -74,7 +74,7 @@ class Received:
     """One message taken from a dead place, not yet acknowledged.
 
     ``headers`` and ``properties`` hold broker values as decoded by the client (bytes,
-    datetimes, decimals, nested tables); ``console.brokers.values`` turns them into JSON.
+    datetimes, decimals, nested tables); ``console.letters.values`` turns them into JSON.
     ``token`` is the adapter's handle to acknowledge it.
     """
 
@@ -298,7 +298,7 @@ class Adapter:
     def delivery_policy(self, origin: PlaceRef) -> DeliveryPolicy:
         """What the broker tells of how often a message is delivered in ``origin`` (a
         subscription queue, consumer or stream, in its scope) before it dies, and where it goes
-        then (console.brokers.policy). By default the broker tells nothing.
+        then (console.letters.policy). By default the broker tells nothing.
 
         ``dead_places`` decides where users limited to places may publish (console.access.topology):
         list only the places the broker's own topology, or its fixed naming, sends the origin's

@@ -3,7 +3,7 @@ and decoding the broker's messages does not share one interpreter lock with stor
 
 The child opens the adapter's own capture session, takes batches and acknowledges them as the
 parent says, exactly as it would in process. It also makes each batch's letter rows
-(console.brokers.letter_rows: custody key, envelope, JSON text), so that what crosses the pipe
+(console.letters.rows: custody key, envelope, JSON text), so that what crosses the pipe
 is plain values, cheap to unpickle. A message's token is replaced by a number the child maps
 back to the adapter's token (which may not survive pickling). Killed, or left by its parent,
 the child takes nothing with it: the broker hands every unacknowledged message back to the
@@ -24,7 +24,7 @@ from console.brokers import child_process
 from console.brokers.base import BrokerConfig, CaptureSession, PlaceRef, Received
 from console.brokers.batch_sizing import BatchSizer
 from console.brokers.child_process import Message
-from console.brokers.letter_rows import Arrival, prepared
+from console.letters.rows import Arrival, prepared
 
 #: What a reader calls itself (``ps``, ``/proc/<pid>/comm``).
 NAME = "dlo-reader"
@@ -54,7 +54,7 @@ class ChildCapture(child_process.Child, CaptureSession):
 
     def next_prepared(self, max_count: int, wait_seconds: float,
                       fixed: dict[str, Any]) -> tuple[list[Arrival], list[dict[str, Any]]]:
-        """The next batch as ``letter_rows.prepared`` makes it, made in the child."""
+        """The next batch as ``console.letters.rows.prepared`` makes it, made in the child."""
         arrivals: list[tuple[int, bool, str]]
         rows: list[dict[str, Any]]
         arrivals, rows = self.call(("rows", max_count, wait_seconds, fixed))

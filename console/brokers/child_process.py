@@ -9,8 +9,9 @@ every reply is ``("ok", value)``, ``("broker_error", message, permanent)`` or
 any point takes its child with it, and the broker takes back whatever the child held.
 
 A child that closes leaves a spare in its place: the same module started again, with its
-broker's client library imported, waiting for its first command (about 0.6 s of start-up on a
-slow machine, most of it importing the client, no longer on the next job's path). The spare is
+broker's client library imported, waiting for its first command (its start-up, most of it
+importing the client, no longer on the next job's path; see benchmarks/README.md,
+child_start.py). The spare is
 started after the child closed, so the job that used it does not share its cores with the
 import. A spare names itself ``dlo-spare`` (``/proc/<pid>/comm``) until it is given work, then
 takes its role's name (``dlo-reader``, ``dlo-publisher``); it exits with its parent like any child.

@@ -10,8 +10,8 @@ import json
 from typing import NamedTuple
 
 from console.brokers.base import Outgoing
-from console.brokers.letter_rows import REPLAY_ID_HEADER
-from console.brokers.values import from_json
+from console.letters.rows import REPLAY_ID_HEADER
+from console.letters.values import from_json
 from console.tracing.replay import replay_headers
 
 
@@ -20,7 +20,7 @@ class Publication(NamedTuple):
     destination: str
     scope: str
     body: bytes
-    headers_json: str  # tagged JSON (console.brokers.values), as custody keeps it
+    headers_json: str  # tagged JSON (console.letters.values), as custody keeps it
     properties_json: str
     replay_id: str
     # The console's replay span for this letter, as a W3C traceparent, when its telemetry is on

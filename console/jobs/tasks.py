@@ -8,8 +8,12 @@ queues jobs without importing this module; Django's app registry calls it when r
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from celery import Task, shared_task
 
+from console.jobs import kinds
 from console.jobs.automation import periodic, rules_at_work
 from console.jobs.door import queueing, runner
 from console.notifications import delivery
@@ -77,3 +81,34 @@ def deliver(self: Task[[int], str], delivery_id: int) -> str:
         return delivery.deliver(delivery_id)
     except delivery.Failed as failed:
         raise self.retry(countdown=failed.countdown) from None
+
+
+# The pipeline's tasks. Spark is imported only when one runs, in the worker that runs it; the
+# kinds' declarations the pipeline reads are passed down from here (console.pipeline.outcomes).
+
+@shared_task(name="console.pipeline.archive")
+def archive() -> dict[str, int]:
+    from console.pipeline.archive import archive as run
+
+    return run()
+
+
+@shared_task(name="console.pipeline.groups")
+def groups() -> int:
+    from console.pipeline.groups import run_groups
+
+    return run_groups()
+
+
+@shared_task(name="console.pipeline.analytics")
+def analytics() -> int:
+    from console.pipeline.analytics import run_analytics
+
+    return run_analytics(resolving=kinds.resolving())
+
+
+@shared_task(name="console.pipeline.retention")
+def retention() -> dict[str, Any]:
+    from console.pipeline.retention import run_retention
+
+    return dataclasses.asdict(run_retention(replays=kinds.replays()))

@@ -8,7 +8,7 @@ so capture writes nothing more (no column, no index, no trigger: issue 32 wants 
 and the letters table has ten indexes already).
 
 - ``console_body_json(body)``: the body as jsonb, or NULL when it is not JSON as
-  console.brokers.bounded_json reads it: longer than 8 MiB, nested deeper than 64, not UTF-8
+  console.letters.bounded_json reads it: longer than 8 MiB, nested deeper than 64, not UTF-8
   (a UTF-8 byte order mark is skipped), or not a document jsonb takes.
 - ``console_json_at(doc, steps, indexes)``: the value at a path of path_steps() (console.services.
   rules.spec), walked as Python walked it: an index into a list, else a key of an object (an

@@ -22,7 +22,7 @@ class DeadLetter(models.Model):
     """One message in the console's custody, with its failure envelope.
 
     Headers and properties are kept as JSON with the broker's types tagged (see
-    console.brokers.values); the body is kept as the exact bytes received.
+    console.letters.values); the body is kept as the exact bytes received.
     """
 
     # Not indexed alone: the indexes below that start with place_id serve it.
@@ -179,14 +179,15 @@ class LetterSearch(models.Model):
     It lives beside the letter, not on it, because a letter row is rewritten at every change of
     state (replaying, replayed, failed), and every index on it with the row: these two indexes
     hold dozens of keys for the headers and about a thousand trigrams for a 1 KiB body, and on
-    the letters table they made each change of state several times dearer (seven to ten times
-    for the trigrams alone). Triggers on the letters table (migration 0014) write this row when
+    the letters table they made each change of state several times dearer (the trigrams most of
+    all). Triggers on the letters table (migration 0014) write this row when
     a letter is inserted, by any path, COPY included, and when its body or headers change
     (edit, purge); nothing else writes it.
 
     The text is the body's first TEXT_BYTES only (``partial`` when the body is longer): the
-    trigrams of a large body cost far more than storing it (a random 1 MiB body took 0.4 s, a
-    text one 0.09 s), and a letter with a partial text is always looked at by its body instead.
+    trigrams of a large body cost far more than storing it (random bytes most of all; see
+    benchmarks/README.md, capture_vs_shovel.py), and a letter with a partial text is always
+    looked at by its body instead.
     """
 
     #: How much of a body the text holds (migration 0017's triggers write it).
@@ -220,7 +221,7 @@ class LetterSearch(models.Model):
 class LetterDocument(models.Model):
     """A letter's body as PostgreSQL's jsonb, for the rules' body paths (console.services.rules.
     matching): ``document`` is ``console_body_json(body)`` (migration 0035), NULL when the body
-    is not JSON as console.brokers.bounded_json reads it. A GIN index (jsonb_path_ops) finds the
+    is not JSON as console.letters.bounded_json reads it. A GIN index (jsonb_path_ops) finds the
     letters whose body holds a value at a path by containment (``@>``), and the match is then
     decided on the stored document, never by parsing a body again: at a million letters a body
     path on a common value ("CHF") parsed a third of the bodies, seconds each dry run.

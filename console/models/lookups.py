@@ -1,8 +1,9 @@
 """``<field>__any=values``: ``<field> = ANY(%s)``, the values sent as one array parameter.
 
 Django's ``__in`` writes a placeholder per value, which psycopg splits and PostgreSQL parses
-one by one: a rule's dry run over the 166,442 letters it matched spent 16 s of its 56 preparing
-such queries. Use it where the values may be many (a rule's letters, a round's decisions)."""
+one by one: a rule's dry run over the many letters it matched spent much of its time preparing
+such queries (see benchmarks/README.md, rules_scale.py). Use it where the values may be many
+(a rule's letters, a round's decisions)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ history, retention, and replay from the archive.
 
 Modules: ``session`` (the SparkSession), ``lake`` (paths and file operations on any
 Hadoop-compatible URL), ``schema`` (the lake's datasets), ``source`` (reading PostgreSQL),
-``archive``, ``groups``, ``retention``, ``replay``; ``tasks`` (Celery beat) and ``submit``
-(the spark-submit entry point). Nothing here is imported by the web process at start-up.
+``archive``, ``groups``, ``analytics``, ``retention``, ``replay``; ``outcomes`` (what the jobs
+layer tells the pipeline of its kinds) and ``submit`` (the spark-submit entry point). Celery
+beat runs the pipeline through console.jobs.tasks, which passes the kinds' declarations down.
+Nothing here is imported by the web process at start-up.
 """

@@ -37,6 +37,7 @@ from pyspark.sql.types import ArrayType, LongType, StringType, StructField, Stru
 from console.models import ArrivalCell, BusyName, LetterState, OutcomeStat
 from console.pipeline import lake as lakefs
 from console.pipeline.archive import watermark
+from console.pipeline.outcomes import Resolving
 from console.pipeline.schema import AUDIT, LETTERS, SCHEMAS
 from console.pipeline.session import get_spark
 from console.pipeline.source import ANALYTICS_LETTERS_SQL, custody_frame
@@ -59,19 +60,19 @@ EVENT_INPUT = StructType([
     StructField("outcome", StringType()),
     StructField("letter_ids", ArrayType(LongType())),
 ])
-#: (audit action, outcome) -> what the letters it names became: each kind's ``resolves`` under
-#: its ``audited_as`` (console.jobs.kinds), named here because the pipeline sits below the jobs
-#: layer; a test holds the two together (tests/pipeline/test_pipeline_lists_match_the_kinds.py).
-RESOLVING = {("replay", "confirmed"): LetterState.REPLAYED, ("archive_replay", "confirmed"): LetterState.REPLAYED,
-             ("move", "confirmed"): LetterState.REPLAYED, ("mark_failed", "failed"): LetterState.FAILED}
-RESOLVING_ACTIONS = sorted({action for action, _ in RESOLVING})
-#: The audit events not yet in the lake that may resolve letters.
-RESOLVING_EVENTS_SQL = f"""
+def resolving_events_sql(resolving: Resolving) -> str:
+    """The audit events not yet in the lake that may resolve letters."""
+    actions = sorted({action for action, _ in resolving})
+    if not all(action.isidentifier() for action in actions):  # kinds' names: never a quote in them
+        raise ValueError(f"not an audit action: {actions!r}")
+    return f"""
 SELECT a.id, a.at, a.action, a.outcome, a.letter_ids
 FROM console_auditevent a
-WHERE a.id > %s AND a.action IN ({", ".join(f"'{action}'" for action in RESOLVING_ACTIONS)})
+WHERE a.id > %s AND a.action = ANY('{{{",".join(actions)}}}'::text[])
 ORDER BY a.id LIMIT %s
 """
+
+
 PERCENTILES = {"median_minutes": 0.5, "p90_minutes": 0.9}
 #: Busiest names kept per kind.
 BUSIEST = 20
@@ -108,23 +109,24 @@ def archived_letters(spark: SparkSession, lake: str) -> DataFrame:
     )
 
 
-def archived_events(spark: SparkSession, lake: str) -> DataFrame:
+def archived_events(spark: SparkSession, lake: str, resolving: Resolving) -> DataFrame:
     audit = lakefs.read(spark, lake, AUDIT, SCHEMAS[AUDIT])
-    return audit.where(F.col("action").isin(RESOLVING_ACTIONS)).select(
+    return audit.where(F.col("action").isin(sorted({action for action, _ in resolving}))).select(
         *EVENT_INPUT.fieldNames())
 
 
-def resolutions(events: DataFrame) -> DataFrame:
+def resolutions(events: DataFrame, resolving: Resolving) -> DataFrame:
     """Per letter id: when it was first resolved and what it became then (REPLAYED or FAILED)."""
     became = F.lit(None).cast("int")
-    for (action, outcome), state in RESOLVING.items():
-        became = F.when((F.col("action") == action) & (F.col("outcome") == outcome), CODES[state]).otherwise(became)
+    for (action, outcome), state in resolving.items():
+        code = CODES[LetterState(state)]
+        became = F.when((F.col("action") == action) & (F.col("outcome") == outcome), code).otherwise(became)
     named = events.select(F.explode("letter_ids").alias("id"), "at", became.alias("became")).where(
         F.col("became").isNotNull())
     return named.groupBy("id").agg(F.min("at").alias("resolved_at"), F.min_by("became", "at").alias("became"))
 
 
-def per_letter(letters: DataFrame, events: DataFrame, keys: DataFrame) -> DataFrame:
+def per_letter(letters: DataFrame, resolved: DataFrame, keys: DataFrame) -> DataFrame:
     """Each letter as numbers only: its group and origin (ids from ``keys``), minutes to its
     resolution, whether it was replayed or failed, came back, and whether its arrival was a
     recurrence of its group. Numbers, not names, go through the joins and the window's sort."""
@@ -132,7 +134,7 @@ def per_letter(letters: DataFrame, events: DataFrame, keys: DataFrame) -> DataFr
         "id", "group", "origin", "failed_at", "arrived_at", "parent_id")
     children = narrow.where(F.col("parent_id").isNotNull()).select(
         F.col("parent_id").alias("id")).distinct().withColumn("has_child", F.lit(True))
-    joined = narrow.join(resolutions(events), on="id", how="left").join(children, on="id", how="left")
+    joined = narrow.join(resolved, on="id", how="left").join(children, on="id", how="left")
     minutes = F.greatest(F.lit(0), F.floor((F.unix_seconds("resolved_at") - F.unix_seconds("failed_at")) / 60))
     # The latest moment any earlier letter of the group stayed open until (unresolved: never).
     earlier = Window.partitionBy("group").orderBy("arrived_at", "id").rowsBetween(Window.unboundedPreceding, -1)
@@ -169,8 +171,9 @@ def outcomes(cube: DataFrame) -> list[dict]:
     return found
 
 
-def compute_analytics(letters: DataFrame, events: DataFrame) -> Analytics:
-    """The whole computation on letters shaped like LETTER_INPUT and events like EVENT_INPUT.
+def compute_analytics(letters: DataFrame, events: DataFrame, resolving: Resolving) -> Analytics:
+    """The whole computation on letters shaped like LETTER_INPUT and events like EVENT_INPUT,
+    which ``resolving`` reads.
 
     First one aggregation of the letters by grouping sets gives the busiest names, the arrivals
     and every (fingerprint, broker, origin) there is, which the driver numbers; then the letters,
@@ -184,7 +187,7 @@ def compute_analytics(letters: DataFrame, events: DataFrame) -> Analytics:
     keys = letters.sparkSession.createDataFrame(
         [(fingerprint, broker, origin, groups[fingerprint], origins[(broker, origin)])
          for broker, origin, fingerprint in combos], KEYS)
-    cube = per_letter(letters, events, keys).groupBy("group", "origin", "minutes").agg(
+    cube = per_letter(letters, resolutions(events, resolving), keys).groupBy("group", "origin", "minutes").agg(
         F.count(F.lit(1)).alias("letters"), *[F.sum(F.col(flag).cast("long")).alias(flag)
                                               for flag in ("replayed", "failed", "came_back", "recurred")],
     )
@@ -241,15 +244,15 @@ def names_and_arrivals(letters: DataFrame) -> tuple[list[tuple], list[dict], lis
     return combos, busiest, cells
 
 
-def run_analytics(lake: str | None = None, *, spark: SparkSession | None = None) -> int:
+def run_analytics(lake: str | None = None, *, resolving: Resolving, spark: SparkSession | None = None) -> int:
     """Recompute the analytics of the whole history; returns how many letters they cover."""
     spark = spark or get_spark()
     lake = lakefs.lake_url(lake)
     letters = archived_letters(spark, lake).unionByName(
         custody_frame(spark, ANALYTICS_LETTERS_SQL, watermark(lake, LETTERS), LETTER_INPUT))
-    events = archived_events(spark, lake).unionByName(
-        custody_frame(spark, RESOLVING_EVENTS_SQL, watermark(lake, AUDIT), EVENT_INPUT))
-    return store(compute_analytics(letters, events))
+    events = archived_events(spark, lake, resolving).unionByName(
+        custody_frame(spark, resolving_events_sql(resolving), watermark(lake, AUDIT), EVENT_INPUT))
+    return store(compute_analytics(letters, events, resolving))
 
 
 @transaction.atomic

@@ -39,18 +39,13 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from console.models import AuditEvent, Broker, DeadLetter, Job, LetterState
 from console.pipeline import lake as lakefs
 from console.pipeline.archive import watermark
+from console.pipeline.outcomes import Replays
 from console.pipeline.schema import BODIES, LETTERS, SCHEMAS, columns
 from console.pipeline.session import get_spark
 from console.services import audit
 
 ACTOR = "pipeline:retention"
 RESOLVED = (LetterState.REPLAYED, LetterState.FAILED, LetterState.PURGED)
-#: The kinds whose jobs publish letters back to their origins, and what their audit rows are
-#: called (console.jobs.kinds: publishes_to ORIGIN, audited_as). Named here because the pipeline
-#: sits below the jobs layer and may not read the registry; a test holds the two together
-#: (tests/pipeline/test_pipeline_lists_match_the_kinds.py).
-REPLAY_KINDS = ("replay", "edit_replay", "archive_replay")
-REPLAY_ACTIONS = ("replay", "archive_replay")
 CHUNK = 2000
 # Where a rewrite of the bodies stages what it keeps (inside the lake, beside the datasets).
 STAGING = "_staging/bodies"
@@ -71,12 +66,12 @@ class RetentionReport:
     by_consumer: dict[str, int] = field(default_factory=dict)
 
 
-def last_activations() -> dict[tuple[str, str], Activation]:
+def last_activations(replays: Replays) -> dict[tuple[str, str], Activation]:
     """(broker name, origin queue) -> the last finished replay job that published to it."""
-    jobs = {job.pk: job for job in Job.objects.filter(kind__in=REPLAY_KINDS, status__in=Job.FINISHED,
+    jobs = {job.pk: job for job in Job.objects.filter(kind__in=replays.kinds, status__in=Job.FINISHED,
                                                      finished_at__isnull=False)}
     latest: dict[tuple[str, str], Activation] = {}
-    rows = AuditEvent.objects.filter(action__in=REPLAY_ACTIONS, outcome="confirmed", job_id__in=list(jobs))
+    rows = AuditEvent.objects.filter(action__in=replays.actions, outcome="confirmed", job_id__in=list(jobs))
     for broker_name, target, job_id in rows.values_list("broker_name", "target", "job_id").distinct():
         job = jobs[job_id] if job_id is not None else None
         if job is None or job.finished_at is None:  # neither: the query asks for finished jobs' events
@@ -89,10 +84,11 @@ def last_activations() -> dict[tuple[str, str], Activation]:
     return latest
 
 
-def records_to_delete(lake: str, days: int, now: datetime) -> dict[tuple[str, str], tuple[str, list[int]]]:
+def records_to_delete(lake: str, days: int, now: datetime, replays: Replays
+                      ) -> dict[tuple[str, str], tuple[str, list[int]]]:
     """Per consumer: the rule that applies and the ids of the records it deletes."""
     archived_up_to = watermark(lake, LETTERS)
-    activations = last_activations()
+    activations = last_activations(replays)
     records = (DeadLetter.objects.filter(state__in=RESOLVED, id__lte=archived_up_to)
                .values_list("id", "broker__name", "origin_queue", "captured_at").order_by("id"))
     chosen: dict[tuple[str, str], tuple[str, list[int]]] = {}
@@ -111,8 +107,8 @@ def records_to_delete(lake: str, days: int, now: datetime) -> dict[tuple[str, st
     return chosen
 
 
-def run_retention(lake: str | None = None, *, days: int | None = None, spark: SparkSession | None = None,
-                  now: datetime | None = None) -> RetentionReport:
+def run_retention(lake: str | None = None, *, replays: Replays, days: int | None = None,
+                  spark: SparkSession | None = None, now: datetime | None = None) -> RetentionReport:
     """Apply the rule to custody, then erase old bodies in custody and in the lake."""
     lake = lakefs.lake_url(lake)
     days = settings.DLO_RETENTION_DAYS if days is None else days
@@ -120,7 +116,7 @@ def run_retention(lake: str | None = None, *, days: int | None = None, spark: Sp
     report = RetentionReport()
     long_resolved = _resolved_long_ago(days, now)  # before the deletions, which hide resolution times
     brokers = {broker.name: broker for broker in Broker.objects.all()}
-    for (broker_name, origin), (rule, ids) in records_to_delete(lake, days, now).items():
+    for (broker_name, origin), (rule, ids) in records_to_delete(lake, days, now, replays).items():
         for start in range(0, len(ids), CHUNK):
             chunk = ids[start:start + CHUNK]
             with transaction.atomic():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -13,7 +15,7 @@ from django.utils import timezone
 
 from console.access import logsafe
 from console.access.actors import Actor
-from console.brokers import BrokerConfig, BrokerError, PlaceInfo, Received
+from console.brokers import Adapter, BrokerConfig, BrokerError, PlaceInfo, Received
 from console.brokers.registry import KINDS, adapter_class, get_adapter
 from console.models import Broker, DeadPlace
 from console.refusals import Refusal
@@ -179,14 +181,22 @@ def do_update_broker(
     return broker
 
 
-def check_broker(broker: Broker) -> dict[str, Any]:
-    """Connect to the broker and record whether it answered (health, not a change: no audit)."""
+@contextmanager
+def asked(broker: Broker) -> Iterator[Adapter]:
+    """The broker's adapter, connected; when the broker does not answer (BrokerError), it is
+    marked unreachable, saying why and since when, and the error goes on to the caller."""
     try:
         with broker.adapter() as adapter:
-            facts = adapter.check()
+            yield adapter
     except BrokerError as exc:
         mark_unreachable(broker, exc.message)
         raise
+
+
+def check_broker(broker: Broker) -> dict[str, Any]:
+    """Connect to the broker and record whether it answered (health, not a change: no audit)."""
+    with asked(broker) as adapter:
+        facts = adapter.check()
     Broker.objects.filter(pk=broker.pk).update(
         reachable=True, version=str(facts.get("version", ""))[:100], last_error="",
         last_checked_at=timezone.now(), unreachable_since=None,
@@ -207,12 +217,8 @@ def do_discover(broker: Broker, *, actor: Actor, scheduled: bool = False) -> lis
     an audit event of its own (``place.appeared``, ``place.gone``). A person's discovery is
     always audited (``broker.discover``); a ``scheduled`` one (console.jobs.automation.periodic) only
     when it found a change, so the audit does not fill with rounds that changed nothing."""
-    try:
-        with broker.adapter() as adapter:
-            found = adapter.discover()
-    except BrokerError as exc:
-        mark_unreachable(broker, exc.message)
-        raise
+    with asked(broker) as adapter:
+        found = adapter.discover()
     return _apply_discovery(broker, found, actor=actor, scheduled=scheduled)
 
 

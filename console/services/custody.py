@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from console.access.actors import Actor
 from console.brokers import Received
-from console.brokers.letter_rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
+from console.letters.rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
 from console.models import DeadLetter, DeadPlace, Job, PendingAck
 from console.notifications.events import listened, notify
 from console.services import audit, safeguards
@@ -60,7 +60,7 @@ class PreparedBatch:
     """A batch made ready for custody without touching the database (so a capture can make
     the next batch ready while PostgreSQL stores this one, or its reader process makes it):
     each message's arrival and the columns of its letter, custody key included
-    (console.brokers.letter_rows)."""
+    (console.letters.rows)."""
 
     items: list[Arrival]
     rows: list[dict[str, Any]]

@@ -29,8 +29,8 @@ from typing import Any
 from django.utils import timezone
 
 from console.access.actors import Actor
-from console.brokers import compression
-from console.brokers.values import display, escape_nul, from_json, to_json
+from console.letters import compression
+from console.letters.values import display, escape_nul, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
 from console.services.flights import shown_state
@@ -56,7 +56,7 @@ _ENVELOPE_FIELDS = (
 
 
 def tagged_headers(value: Any) -> dict[str, Any]:
-    """Headers given as tagged JSON (console.brokers.values), checked by decoding them and
+    """Headers given as tagged JSON (console.letters.values), checked by decoding them and
     returned in their canonical form; JobError says what is wrong."""
     if not isinstance(value, dict):
         raise JobError('headers must be a JSON object: {"name": value, ...}')
@@ -69,7 +69,7 @@ def tagged_headers(value: Any) -> dict[str, Any]:
 
 def make_edited_copy(letter: DeadLetter, *, body: bytes, headers: dict[str, Any]) -> tuple[DeadLetter, DeadLetter]:
     """The original, locked and now ``failed``, and its edited copy, ``held`` in the same place;
-    ``headers`` are tagged JSON (console.brokers.values). Runs inside the transaction of the
+    ``headers`` are tagged JSON (console.letters.values). Runs inside the transaction of the
     edit-and-replay job's request (console.jobs.kinds.edit_replay), which replays the copy.
 
     Raises JobError when the letter cannot be edited (purged, already replaying or replayed,

@@ -74,8 +74,8 @@ def failure_groups(params: dict[str, Any], among: Among = EVERY_LETTER, *, limit
     the group's first letter.
 
     A filter by place, broker, state or fingerprint is answered from the counts the database
-    keeps (console.services.group_counts: a few hundred rows for a million letters, 15 ms
-    against 400 in benchmarks/scale.py); any other reads the letters.
+    keeps (console.services.group_counts: a few hundred rows for a million letters; see
+    benchmarks/README.md, scale.py); any other reads the letters.
     """
     if group_counts.counted(params):
         rows = group_counts.groups(params, among.narrowed(GroupCount.objects.all()), limit)
@@ -114,8 +114,8 @@ def _counted_from_letters(params: dict[str, Any], letters: QuerySet[DeadLetter],
     One query in two steps: the letters are first counted per fingerprint, origin and place (a
     hash aggregate PostgreSQL can share among workers, reading only the ``letter_groups``
     index), then those few rows are folded per fingerprint. Distinct aggregates straight over
-    the letters sorted each group's letters instead: 0.4 s against 0.15 s for a place of
-    1,000,000 (benchmarks/scale.py).
+    the letters sorted each group's letters instead, which was slower (see
+    benchmarks/README.md, scale.py).
     """
     parts = (
         filter_letters(params, letters)
@@ -166,7 +166,7 @@ def daily_counts(
             .values("fingerprint", "day")
             .annotate(count=Count("id"))
             # No ORDER BY: sorting the letters by day spilled to disk at 1,000,000 letters, and
-            # the rows land in a dict anyway (hash aggregate: 0.24 s -> 0.14 s, scale.py).
+            # the rows land in a dict anyway (a hash aggregate; benchmarks/README.md, scale.py).
         )
         found = {(r["fingerprint"], r["day"]): r["count"] for r in rows}
     if not found:

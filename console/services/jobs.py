@@ -73,8 +73,8 @@ def origin_counts(letters: QuerySet[DeadLetter], *, limit: int) -> tuple[list[di
 
     The letters are counted per place and origin first, which PostgreSQL answers from the
     ``letter_groups`` index alone; the places are then joined to their brokers. Joining the
-    brokers to the letters themselves read the whole table: 0.4 s for a place of 1,000,000
-    letters, against about 0.1 s (benchmarks/scale.py).
+    brokers to the letters themselves read the whole table (see benchmarks/README.md,
+    scale.py).
     """
     per_place = letters.order_by().values("place_id", "origin_queue").annotate(letters=Count("id"))
     sql, params = per_place.query.sql_with_params()

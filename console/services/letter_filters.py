@@ -26,7 +26,7 @@ from django.db.models import (
 )
 from django_filters import FilterSet
 
-from console.brokers import compression
+from console.letters import compression
 from console.models import DeadLetter, LetterState
 from console.models.letter import LetterSearch, LetterTrace
 from console.services.flights import states_condition

@@ -1,5 +1,5 @@
 """An origin's effective policy in plain words: what its broker does with a message that keeps
-failing (console.brokers.policy, read live from the broker), then what the console's rules do
+failing (console.letters.policy, read live from the broker), then what the console's rules do
 with the letter, e.g. "at most 20 deliveries, then orders.dlq; then rule 'card declined'
 retries 3 × 1 min".
 
@@ -22,7 +22,7 @@ from console.access.actors import Actor
 from console.access.scope import scope_of, visible
 from console.brokers import BrokerError
 from console.brokers.base import PlaceRef
-from console.brokers.policy import NOT_TOLD, DeliveryPolicy, describe
+from console.letters.policy import NOT_TOLD, DeliveryPolicy, describe
 from console.models import DeadPlace, Origin, Rule
 from console.services.rules import describe_action, enabled_rules
 

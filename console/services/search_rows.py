@@ -12,7 +12,7 @@ Searches are complete meanwhile: a placeholder is ``partial``, so the body filte
 letter's body itself (as it does for bodies longer than the text kept), and ``pending``, so the
 header filter reads the letter's own headers (console.services.selection).
 
-A compressed letter (console.brokers.compression: rare, so only these pay) is searched as
+A compressed letter (console.letters.compression: rare, so only these pay) is searched as
 people read it: PostgreSQL cannot decode it, so the fill writes its search row's text from the
 decoded body (``write_decoded_texts``), in the format the triggers use, and the body filter
 lets the decoded body decide (console.services.letter_filters). An edited copy gets its row so
@@ -32,7 +32,7 @@ from celery import current_app
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from console.brokers import compression
+from console.letters import compression
 from console.models import DeadLetter, LetterSearch
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 FILL_BATCH = 2000
 
 #: Letters whose properties or headers may say their body is compressed (the database's
-#: proposal, a superset: console.brokers.compression.encoding_of decides).
+#: proposal, a superset: console.letters.compression.encoding_of decides).
 COMPRESSED = Q(properties__content_encoding__iregex=r"^\s*(x-)?(gzip|deflate|zlib|zstd|zstandard)\s*(:|$)") | Q(
     headers__has_any_keys=[variant for name in ("content-encoding", "content_encoding", "compression")
                            for variant in (name, name.title(), name.upper())])

@@ -17,7 +17,7 @@ from console.access.redaction_policy import for_user
 from console.access.redactor import MASK, Redactor
 from console.access.scope import visible
 from console.access.traces import may_see
-from console.brokers import compression
+from console.letters import compression
 from console.models import DeadLetter
 from console.refusals import Refusal
 from console.services.letter_filters import LetterFilterSet
@@ -119,7 +119,7 @@ def _still_matches(redactor: Redactor, letter: DeadLetter, asked: dict[str, str]
     """Whether the masked letter matches the content filters of ``asked`` (the cleaned filter)
     as the raw one did."""
     if "q" in asked:
-        # As the user reads it: a compressed body decoded (console.brokers.compression).
+        # As the user reads it: a compressed body decoded (console.letters.compression).
         body = redactor.body(compression.readable(letter.body_bytes, letter.properties, letter.headers))
         if body is None or asked["q"].encode("utf-8") not in body:
             return False

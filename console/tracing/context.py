@@ -16,14 +16,14 @@ a rejected message's headers as published). Formats read, first found wins:
 
 Header names are matched in lowercase (what the propagators write), UPPER, Title-Case and
 B3's ``X-B3-TraceId`` spelling; values may be text, bytes or the console's stored JSON
-tags (``{"$bytes": ...}``, console.brokers.values), so the same reading serves a capture (raw
+tags (``{"$bytes": ...}``, console.letters.values), so the same reading serves a capture (raw
 values) and a letter already in custody.
 
 Headers are written by whoever published: attacker-controlled. Each format is parsed strictly
 (lengths, lowercase hex where the format says so, all-zero ids refused, no ``int(x, 16)``,
 which also reads ``0x``, ``+``, ``_`` and spaces) and nothing here raises on junk: a value that
 does not parse is no trace context. Plain Python, no Django and no other package of the console
-(console.brokers.letter_rows imports it): the capture's reader process reads every letter with it.
+(console.letters.rows imports it): the capture's reader process reads every letter with it.
 """
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ def _from_dramatiq_body(body: bytes) -> TraceContext | None:
         return None
     try:
         # Bounded by MAX_BODY; a document nested too deep for the decoder is RecursionError.
-        # (Not console.brokers.bounded_json: this package imports nothing of the console's.)
+        # (Not console.letters.bounded_json: this package imports nothing of the console's.)
         message = json.loads(raw)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError too
         return None

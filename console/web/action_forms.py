@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 
 from django import forms
 
-from console.brokers import bounded_json, compression
-from console.brokers.compression import Decoded
 from console.jobs.kinds import JobKind, kind
 from console.jobs.kinds.base import Ask
+from console.letters import bounded_json, compression
+from console.letters.compression import Decoded
 from console.services.edit import tagged_headers
 from console.services.jobs import JobError
 from console.services.parsing import IntegerField, ascii_whole_number
@@ -184,7 +184,7 @@ class EditLetterForm(forms.Form):
     """A letter's body and headers as edited in the browser, before its copy is replayed.
 
     ``original`` is the letter's body, ``compressed`` how it decoded when the letter says it is
-    compressed (console.brokers.compression). The box shows the body as people read it:
+    compressed (console.letters.compression). The box shows the body as people read it:
     decoded, and a JSON body pretty-printed. What is sent is the letter's own bytes while the
     box still holds what it showed; an edit made in the JSON layout compact (the indentation
     was the box's, not the letter's), any other text as typed; and an edited compressed body is
@@ -225,7 +225,7 @@ class EditLetterForm(forms.Form):
                 "headers": json.dumps(headers or {}, indent=2, ensure_ascii=False)}
 
     def clean_headers(self) -> dict[str, Any]:
-        """The headers as tagged JSON (console.brokers.values), checked by decoding them."""
+        """The headers as tagged JSON (console.letters.values), checked by decoding them."""
         raw = self.cleaned_data.get("headers", "").strip() or "{}"
         try:
             parsed = json.loads(raw)

@@ -11,10 +11,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from console.brokers import bounded_json
-from console.brokers.letter_tables import LetterTable
 from console.brokers.registry import KINDS, adapter_class
-from console.brokers.values import display, utf8_prefix
+from console.letters import bounded_json
+from console.letters.tables import LetterTable
+from console.letters.values import display, utf8_prefix
 
 #: How much of a body a page shows; the rest is behind "download body".
 BODY_PAGE_LIMIT = 256 * 1024

@@ -14,7 +14,7 @@ from console.access.actors import Actor
 from console.access.redaction_policy import for_user, mask_envelopes, mask_previews
 from console.access.scope import visible
 from console.access.traces import shown_traces
-from console.brokers.values import PREVIEW_CHARS, body_preview
+from console.letters.values import PREVIEW_CHARS, body_preview
 from console.models import DeadLetter
 from console.services.selection import SelectionError, visible_matches
 from console.web.paging import Page, page_after, page_key

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from console.brokers.activemq.messages import read_cause, received, send_headers
 from console.brokers.base import Outgoing
-from console.brokers.frameworks import enrich
+from console.letters.frameworks import enrich
 
 POLICY = ("RedeliveryPolicy {destination = null, collisionAvoidanceFactor = 0.15, maximumRedeliveries = 6, "
           "maximumRedeliveryDelay = -1, initialRedeliveryDelay = 1000, useCollisionAvoidance = false, "

@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth import authenticate
 
 from console.access.roles import role_of
-from console.brokers.values import from_json
+from console.letters.values import from_json
 from console.management.demo import rabbitmq
 from console.management.demo.catalogue import HOSTILE_NOTE
 from console.models import Broker, DeadLetter, Job

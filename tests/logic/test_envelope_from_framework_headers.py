@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from console.brokers.envelope import FailureEnvelope
-from console.brokers.frameworks import enrich
+from console.letters.envelope import FailureEnvelope
+from console.letters.frameworks import enrich
 
 JAVA_STACK = (
     "org.springframework.amqp.rabbit.support.ListenerExecutionFailedException: Listener method threw\n"

@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from console.brokers import Received
-from console.brokers.envelope import FailureEnvelope
+from console.letters.envelope import FailureEnvelope
 from console.models import AuditEvent, DeadLetter
 from console.services.copy_insert import FEW_ROWS
 from console.services.custody import store_captured

@@ -14,7 +14,7 @@ from django.db import connection
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from console.brokers.values import from_json, to_json
+from console.letters.values import from_json, to_json
 
 pytestmark = pytest.mark.django_db
 

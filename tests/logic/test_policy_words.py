@@ -4,9 +4,9 @@ which these machines' RabbitMQ 3.10 cannot show."""
 
 from __future__ import annotations
 
-from console.brokers.policy import DeliveryPolicy, describe, duration
 from console.brokers.rabbitmq.discovery import Topology
 from console.brokers.rabbitmq.policy import origin_policy
+from console.letters.policy import DeliveryPolicy, describe, duration
 from console.services.policy import with_rules
 
 

@@ -19,9 +19,11 @@ HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 def _console_exceptions() -> list[type]:
     found = []
     for module in pkgutil.walk_packages([str(CONSOLE)], "console."):
-        if module.name.startswith(("console.migrations", "console.pipeline", "console.brokers")):
+        if module.name.startswith(("console.migrations", "console.pipeline", "console.brokers", "console.letters")):
             # The pipeline's modules need Spark's Java side only when it runs; the brokers' one
-            # error for people is BrokerError (console.brokers), with its own mapping (502).
+            # error for people is BrokerError (console.brokers), with its own mapping (502); the
+            # letter's code sits below every layer, and what reads content catches its errors
+            # (a body too deep to decode is shown as text).
             continue
         loaded = importlib.import_module(module.name)
         for _, value in inspect.getmembers(loaded, inspect.isclass):

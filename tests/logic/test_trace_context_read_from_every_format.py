@@ -16,7 +16,7 @@ from opentelemetry.propagators.b3 import B3MultiFormat, B3SingleFormat
 from opentelemetry.propagators.jaeger import JaegerPropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from console.brokers.values import to_json
+from console.letters.values import to_json
 from console.tracing.context import TraceContext, read_trace_context
 
 PROPAGATORS = {"w3c": TraceContextTextMapPropagator(), "b3": B3SingleFormat(), "b3multi": B3MultiFormat(),

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import deque
 
 from console.brokers.base import PlaceRef, Received
-from console.brokers.envelope import FailureEnvelope
 from console.brokers.readers import Turns
+from console.letters.envelope import FailureEnvelope
 
 
 def letter(body: str) -> Received:

@@ -8,7 +8,7 @@ from nats.js.api import AckPolicy, ConsumerConfig
 
 from console.brokers import BrokerConfig, PlaceRef
 from console.brokers.nats.adapter import NatsAdapter
-from console.brokers.policy import describe
+from console.letters.policy import describe
 from tests.nats.conftest import NATS_URL
 
 pytestmark = pytest.mark.nats

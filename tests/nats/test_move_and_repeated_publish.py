@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from console.brokers import Outgoing
-from console.brokers.values import from_json
 from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
+from console.letters.values import from_json
 from console.models import Job
 from tests.nats.flow import capture, discover_place, letters_of
 

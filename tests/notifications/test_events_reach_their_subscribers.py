@@ -17,12 +17,12 @@ import pytest
 
 from console.access.roles import ADMIN, OPERATOR, set_role
 from console.brokers import Received
-from console.brokers.envelope import FailureEnvelope
 from console.jobs.automation.periodic import check_brokers, sample_places
 from console.jobs.automation.rules_at_work import apply_rules
 from console.jobs.control import finish
 from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
+from console.letters.envelope import FailureEnvelope
 from console.models import Delivery, Job, LetterHandling, RoleScope
 from console.notifications.delivery import deliver
 from console.services.channels import do_add_channel, do_subscribe

@@ -63,7 +63,7 @@ class Custody:
                captured_days_ago: float = 0, state: str = "held", resolved_days_ago: float | None = None,
                details: dict | None = None, headers: dict | None = None, **fields):
         """One letter; its fingerprint is the exception's and origin's, as the envelope makes it."""
-        from console.brokers.envelope import FailureEnvelope
+        from console.letters.envelope import FailureEnvelope
         from console.models import DeadLetter
 
         self.count += 1

@@ -11,8 +11,9 @@ from unittest import mock
 import pytest
 from django.db import connection, transaction
 
+from console.jobs.kinds import resolving
 from console.models import ArrivalCell, BusyName, DeadLetter, OutcomeStat
-from console.pipeline.analytics import RESOLVING, run_analytics
+from console.pipeline.analytics import run_analytics
 from console.pipeline.archive import archive
 from console.services import audit
 from tests.pipeline.conftest import NOW
@@ -78,7 +79,7 @@ def rounded(figures: tuple) -> tuple:
 def resolve(action: str, outcome: str, letters, at) -> None:
     """An audit event of ``action`` naming ``letters``, recorded at the moment ``at``, and the
     letters still held changed as that action would change them."""
-    became = RESOLVING.get((action, outcome))
+    became = resolving().get((action, outcome))
     with transaction.atomic(), mock.patch("django.utils.timezone.now", return_value=at):
         audit.record(action, actor="tests", letter_ids=[letter.pk for letter in letters], outcome=outcome,
                      reason="analytics test")
@@ -145,7 +146,7 @@ def test_analytics_match_sql_on_the_same_letters(spark, lake, custody):
         custody.letter(orders_west, origin="stock", reason="expired", captured_days_ago=i / 7,
                        details={"host": "web-9"})
 
-    assert run_analytics(lake, spark=spark) == DeadLetter.objects.count() == 24
+    assert run_analytics(lake, resolving=resolving(), spark=spark) == DeadLetter.objects.count() == 24
     want = expected()
     assert stored() == want
     # The test means something: each figure is there, somewhere.
@@ -155,5 +156,5 @@ def test_analytics_match_sql_on_the_same_letters(spark, lake, custody):
 
     # Deleted from custody after archiving (retention does that): the history keeps it.
     DeadLetter.objects.filter(pk=billing[0].pk).delete()
-    run_analytics(lake, spark=spark)
+    run_analytics(lake, resolving=resolving(), spark=spark)
     assert stored() == want

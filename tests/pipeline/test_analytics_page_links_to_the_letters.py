@@ -12,6 +12,7 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
+from console.jobs.kinds import resolving
 from console.models import DeadLetter, OutcomeStat, RoleScope
 from console.pipeline.analytics import run_analytics
 from tests.pipeline.test_analytics_match_sql import resolve
@@ -34,7 +35,7 @@ def test_every_figure_links_to_its_letters(spark, lake, custody, client, operato
     resolve("replay", "confirmed", first, NOW - timedelta(days=1))
     back = custody.letter(place, exception="TimeoutError", captured_days_ago=0.5, parent_id=first[0].pk)
     custody.letter(other, origin="billing", exception="KeyError", captured_days_ago=1)
-    assert run_analytics(lake, spark=spark) == 7
+    assert run_analytics(lake, resolving=resolving(), spark=spark) == 7
 
     client.force_login(operator)
     html = client.get(reverse("analytics")).content.decode()

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.db import transaction
 
+from console.jobs.kinds import replays
 from console.models import AuditEvent, DeadLetter, Job
 from console.pipeline import lake as lakefs
 from console.pipeline.archive import archive
@@ -57,7 +58,7 @@ def test_retention_deletes_exactly_what_the_rule_says(spark, lake, custody):
     archive(lake, spark=spark)
     unarchived_old = custody.letter(place, origin="stock", captured_days_ago=90, **resolved)
 
-    report = run_retention(lake, days=DAYS, spark=spark, now=NOW)
+    report = run_retention(lake, replays=replays(), days=DAYS, spark=spark, now=NOW)
 
     gone = {billing_old.id, billing_older.id, shipping_old.id, stock_old.id, lone.id}
     kept = {billing_after.id, billing_held.id, shipping_recent.id, stock_new.id, same_body.id, unarchived_old.id}

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from console.brokers.values import from_json
 from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
+from console.letters.values import from_json
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 

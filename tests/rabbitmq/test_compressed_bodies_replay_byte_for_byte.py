@@ -13,10 +13,10 @@ import pytest
 import zstandard
 from django.urls import reverse
 
-from console.brokers import compression
 from console.jobs import tasks
 from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
+from console.letters import compression
 from console.models import AuditEvent, Job
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from console.brokers.base import PlaceRef
-from console.brokers.policy import describe
+from console.letters.policy import describe
 
 pytestmark = pytest.mark.rabbitmq
 

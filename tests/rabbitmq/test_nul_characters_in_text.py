@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from console.brokers.values import display, from_json
 from console.jobs.door.requests import request_job
 from console.jobs.door.runner import run_job
+from console.letters.values import display, from_json
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db]
 

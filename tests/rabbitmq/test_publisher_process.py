@@ -12,11 +12,11 @@ import signal
 import pytest
 
 from console.brokers import BrokerError
-from console.brokers.letter_rows import REPLAY_ID_HEADER
 from console.brokers.publication import Publication
 from console.brokers.publish_process import ChildPublisher
 from console.jobs.door.requests import request_job
 from console.jobs.engines.senders import CHILD_FROM
+from console.letters.rows import REPLAY_ID_HEADER
 from console.models import Job
 from console.services.brokers import do_discover
 from tests.flow import JobThread, capture

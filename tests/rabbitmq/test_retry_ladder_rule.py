@@ -35,7 +35,7 @@ def queued_jobs(monkeypatch):
 def test_a_ladder_replays_at_its_steps_then_marks_failed(kit, rabbit_broker, operator, queued_jobs):
     dlq = kit.queue(kit.name("payments.dlq"))
     work = kit.queue(kit.name("payments"), {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq})
-    # What Spring AMQP's republishing recoverer writes (console.brokers.frameworks).
+    # What Spring AMQP's republishing recoverer writes (console.letters.frameworks).
     kit.publish(work, b'{"payment": 42}', headers={
         "x-exception-message": "card declined",
         "x-exception-stacktrace": "com.acme.CardDeclined: card declined\n\tat com.acme.Pay.charge(Pay.java:7)"})

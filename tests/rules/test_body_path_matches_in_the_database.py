@@ -2,7 +2,7 @@
 Python, 11.7 s at a million letters), with the equality rules have always had: on generated
 documents, paths (in every form of console.json_path) and wanted values the database agrees
 with the Python walk the rules used before (kept here as the reference) over the steps
-path_steps() gives; bodies that are not JSON, or too deep for console.brokers.bounded_json,
+path_steps() gives; bodies that are not JSON, or too deep for console.letters.bounded_json,
 never match."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from console.brokers import bounded_json
+from console.letters import bounded_json
 from console.models import DeadLetter, LetterDocument, LetterSearch, Rule
 from console.services.rules import matching, path_steps
 from console.services.search_rows import fill_search_rows, written_later

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from console.brokers import Received
-from console.brokers.envelope import FailureEnvelope
+from console.letters.envelope import FailureEnvelope
 from console.models import AuditEvent, Origin
 from console.services.custody import store_captured
 from tests.web.factory import memory_place

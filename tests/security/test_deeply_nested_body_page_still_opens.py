@@ -1,6 +1,6 @@
 """Finding 15 of issue 28: a hostile body made its own letter unviewable. A JSON body of 5,000
 nested arrays (10 KB) gave a 500 on the letter's page (RecursionError in display.body_view).
-Decoders fed by message content are bounded in depth and size (console.brokers.bounded_json):
+Decoders fed by message content are bounded in depth and size (console.letters.bounded_json):
 the page answers 200 and shows such a body as its text, for an operator and for a viewer whose
 redaction rules mask JSON fields; a body nested as deep as a person reads is still a tree."""
 

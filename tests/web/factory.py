@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from console.brokers import Received
-from console.brokers.envelope import FailureEnvelope
+from console.letters.envelope import FailureEnvelope
 from console.models import DeadLetter, DeadPlace
 from console.services.brokers import do_discover
 from console.services.custody import store_captured

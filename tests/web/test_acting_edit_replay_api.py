@@ -8,8 +8,8 @@ import base64
 import pytest
 from rest_framework.test import APIClient
 
-from console.brokers.values import from_json
 from console.jobs.door.runner import run_job
+from console.letters.values import from_json
 from console.models import AuditEvent, DeadLetter
 from tests.web.factory import store_letter
 

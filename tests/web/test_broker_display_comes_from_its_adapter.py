@@ -13,8 +13,8 @@ import pytest
 from django.urls import reverse
 
 from console.brokers import registry
-from console.brokers.letter_tables import Column, LetterTable
 from console.brokers.memory.adapter import MemoryAdapter
+from console.letters.tables import Column, LetterTable
 from console.web.broker_forms import EditBrokerForm
 from tests.web.factory import store_letter
 

@@ -61,7 +61,7 @@ from console.brokers.base import (
     PublishResult,
     Received,
 )
-from console.brokers.policy import DeliveryPolicy
+from console.letters.policy import DeliveryPolicy
 
 
 class ActiveMQAdapter(Adapter):
@@ -118,8 +118,8 @@ class ActiveMQAdapter(Adapter):
     def depths(self, places: Sequence[PlaceRef]) -> dict[PlaceRef, int | None]:
         """All the places counted in one call on the adapter's one connection
         (``depths.count``): their browses run side by side, 128 at a time, so the cost is about
-        one SUBSCRIBE/UNSUBSCRIBE round trip and one of ActiveMQ's browse turns (~0.1 s) per
-        128 places (100 empty places: 0.15 s, where ``stats`` one by one took 45 ms each),
+        one SUBSCRIBE/UNSUBSCRIBE round trip and one of ActiveMQ's browse turns per 128
+        places (far less than ``stats`` one place at a time; figures: benchmarks/HISTORY.md),
         plus every message of every place sent by the broker once (up to ``count_limit``
         each, then a lower bound). Over STOMP a depth can only be counted by browsing:
         Debian's ActiveMQ has no Jolokia, JMX or statistics plugin to ask. A place that is no

@@ -34,8 +34,8 @@ RECEIPT_TIMEOUT_SECONDS = 30.0
 
 #: What stomp.py reads from the socket at a time. Its default, 16 KiB, is quadratic for a large
 #: body holding NUL bytes (any binary one): every read with a NUL in it appends to the frame so far
-#: (a copy of it) and parses it again. A 5 MiB random body took over a second of a busy core and
-#: a capture waiting one second for the next letter ended early; at 1 MiB it is five reads.
+#: (a copy of it) and parses it again. A 5 MiB random body took longer to read than a capture
+#: waits for its next letter (one second), and the capture ended early; at 1 MiB it is five reads.
 RECV_BYTES = 1 << 20
 
 _ids = itertools.count(1)

@@ -19,9 +19,9 @@ from console.brokers.activemq.multiplex import MultiLink
 from console.brokers.base import BrokerError
 
 #: How many browses run at once. ActiveMQ ends a browse, even of an empty queue, only after a
-#: dispatch turn of its own (about 0.1 s here, whatever the window), so a wide window pays that
-#: once for many places: 100 empty places took 1.5 s counted 8 at a time, 0.3 s 32 at a time,
-#: 0.15 s all at once (5.17.2, loopback). Memory here does not grow with it (every frame is
+#: dispatch turn of its own (whatever the window), so a wide window pays that once for many
+#: places, where a narrow one pays it again for every few (figures: benchmarks/HISTORY.md,
+#: the figures moved out of the code). Memory here does not grow with it (every frame is
 #: counted and dropped as it comes); the broker pages in each open browse.
 WINDOW = 128
 

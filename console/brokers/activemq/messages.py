@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from console.brokers.base import Outgoing, Received
-from console.brokers.envelope import FailureEnvelope
-from console.brokers.frameworks import type_from_stack
+from console.letters.envelope import FailureEnvelope
+from console.letters.frameworks import type_from_stack
 
 #: The JMS header fields among a frame's headers, kept as the letter's properties.
 JMS_HEADERS = ("message-id", "persistent", "priority", "expires", "timestamp", "type", "correlation-id",

@@ -29,9 +29,9 @@ from console.brokers.base import (
     PublishResult,
     Received,
 )
-from console.brokers.envelope import FailureEnvelope
-from console.brokers.policy import DeliveryPolicy
 from console.brokers.readers import SessionReader
+from console.letters.envelope import FailureEnvelope
+from console.letters.policy import DeliveryPolicy
 
 _tags = itertools.count(1)
 

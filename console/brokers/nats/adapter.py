@@ -75,7 +75,7 @@ from console.brokers.nats.depths import trackers_of
 from console.brokers.nats.letters import fetch_dead, letter
 from console.brokers.nats.publish import publish_all
 from console.brokers.nats.reader import NatsReader
-from console.brokers.policy import DeliveryPolicy, duration
+from console.letters.policy import DeliveryPolicy, duration
 
 T = TypeVar("T")
 CALL_TIMEOUT = 60.0

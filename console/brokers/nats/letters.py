@@ -15,8 +15,8 @@ from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from console.brokers.base import Received
-from console.brokers.envelope import FailureEnvelope
 from console.brokers.nats.advisories import Advisory
+from console.letters.envelope import FailureEnvelope
 
 MSG_ID_HEADER = "Nats-Msg-Id"
 # Where a letter came from, kept in its stored properties so a replay can delete the original.

@@ -33,8 +33,6 @@ from console.brokers.base import (
     PublishResult,
     ServerMove,
 )
-from console.brokers.letter_tables import LetterTable
-from console.brokers.policy import DeliveryPolicy
 from console.brokers.rabbitmq.capture import QueueConsumer, RabbitCapture
 from console.brokers.rabbitmq.death_table import x_death_tables
 from console.brokers.rabbitmq.discovery import (
@@ -48,6 +46,8 @@ from console.brokers.rabbitmq.policy import origin_policy
 from console.brokers.rabbitmq.publisher import ConfirmWindowPublisher
 from console.brokers.rabbitmq.reader import RabbitReader
 from console.brokers.rabbitmq.shovel import find_shovel, start_shovel, stop_shovel
+from console.letters.policy import DeliveryPolicy
+from console.letters.tables import LetterTable
 
 # Every connection this adapter opens reads its frames with less work (frames.py).
 use_lean_frames()

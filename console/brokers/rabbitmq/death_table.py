@@ -1,4 +1,4 @@
-"""RabbitMQ's ``x-death`` header as a table for the letter's page (console.brokers.letter_tables):
+"""RabbitMQ's ``x-death`` header as a table for the letter's page (console.letters.tables):
 one row per entry, newest first, as RabbitMQ writes them."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from console.brokers.letter_tables import Column, LetterTable
-from console.brokers.values import display
+from console.letters.tables import Column, LetterTable
+from console.letters.values import display
 
 #: (field of an x-death entry, its heading): the fields RabbitMQ writes, in the order it documents.
 FIELDS = (("queue", "Queue"), ("reason", "Reason"), ("count", "Count"), ("exchange", "Exchange"),
@@ -20,7 +20,7 @@ def x_death_tables(envelope_details: dict[str, Any], headers: dict[str, Any]) ->
 
     The entries are read from the header; letters captured before 2026-11-23 also kept a copy
     in the envelope details, which wins. Either way the values are tagged JSON
-    (console.brokers.values).
+    (console.letters.values).
     """
     entries = (envelope_details or {}).get("x_death") or (headers or {}).get("x-death") or []
     if not isinstance(entries, list):

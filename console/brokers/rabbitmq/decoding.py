@@ -4,8 +4,8 @@ the objects pamqp makes of them.
 pamqp decodes a field table by slicing the rest of the frame for every value it reads (a copy
 of the remaining bytes per header, per x-death entry, per nested value), through a dispatch of
 two calls per value: a dead letter's content header (x-death, x-first-death-*, an exception's
-message and stack) took 22 µs of a capture reader's CPU, the largest single piece of its work
-(benchmarks/frame_reader.py). ``unmarshal`` here reads the two frames every delivery starts with,
+message and stack) was the largest single piece of a capture reader's work (see
+benchmarks/README.md, frame_reader.py). ``unmarshal`` here reads the two frames every delivery starts with,
 ``basic.deliver`` and its content header, with offsets into the one ``bytes`` object and
 precompiled structs, and builds the same pamqp objects (``Basic.Deliver``, ``ContentHeader``
 with ``Basic.Properties``) with the same values, types included: a long string that is not
@@ -27,9 +27,9 @@ from typing import Any
 
 import pamqp.frame
 from pamqp import commands as spec
+from pamqp.constants import FRAME_HEADER, FRAME_METHOD
 from pamqp.header import ContentHeader
 
-_FRAME_METHOD, _FRAME_HEADER = 1, 2
 _DELIVER = struct.pack(">I", spec.Basic.Deliver.index)  # class 60, method 60
 _FRAME = struct.Struct(">BHI")
 _CONTENT = struct.Struct(">HHQH")  # class id, weight, body size, first flag word
@@ -60,12 +60,12 @@ def unmarshal(frame: bytes) -> tuple[int, int, Any]:
 
     ``frame`` is one whole frame: its seven header bytes, its payload and the end octet."""
     kind = frame[0]
-    if kind == _FRAME_HEADER or (kind == _FRAME_METHOD and frame[7:11] == _DELIVER):
+    if kind == FRAME_HEADER or (kind == FRAME_METHOD and frame[7:11] == _DELIVER):
         try:
             size = _FRAME.unpack_from(frame)[2]
             if len(frame) != size + 8 or frame[-1] != 0xCE:
                 raise _Malformed
-            value = _content_header(frame, 7, 7 + size) if kind == _FRAME_HEADER else _deliver(frame, 11, 7 + size)
+            value = _content_header(frame, 7, 7 + size) if kind == FRAME_HEADER else _deliver(frame, 11, 7 + size)
         except (_Malformed, struct.error, IndexError, ValueError, OverflowError, OSError, RecursionError):
             pass  # pamqp decides
         else:

@@ -1,11 +1,11 @@
 """The frames of a publish written in one pass, byte for byte as pamqp writes them.
 
 pamqp encodes a content header through a call per property and two per header value, each
-checking its type again, and wraps every frame through ``pamqp.frame.marshal``: 21 µs of a
-replay's publisher per message (basic.publish and a dead letter's content header), a quarter
-of its work. ``publish_frames`` writes the same bytes: basic.publish to the default exchange,
-the content header of a ``Basic.Properties`` (``content_header``), the body in frames of at
-most ``frame_max``.
+checking its type again, and wraps every frame through ``pamqp.frame.marshal``: a large part
+of a replay's publisher's work per message (basic.publish and a dead letter's content header;
+see benchmarks/README.md, publish_frames.py). ``publish_frames`` writes the same bytes:
+basic.publish to the default exchange, the content header of a ``Basic.Properties``
+(``content_header``), the body in frames of at most ``frame_max``.
 A table key is written sorted, an integer in the smallest type that holds it, a float as
 32 bits, as pamqp does. Anything else (a subclass of a plain type, a key longer than 128
 bytes, a value out of range, a type pamqp would refuse) is written by pamqp itself, so it is
@@ -21,13 +21,15 @@ from decimal import Decimal
 from typing import Any
 
 from pamqp import commands as spec
+from pamqp.constants import FRAME_BODY, FRAME_END, FRAME_HEADER, FRAME_METHOD
 from pamqp.frame import marshal
 from pamqp.header import ContentHeader
 
 _FRAME = struct.Struct(">BHI")
-_END = b"\xce"
+_END = bytes([FRAME_END])
 _PUBLISH = struct.pack(">IH", spec.Basic.Publish.index, 0) + b"\x00"  # ticket 0, exchange ""
-_HEADER = struct.Struct(">HxxQH")  # class 60, weight 0, body size, flags
+_HEADER = struct.Struct(">HxxQH")  # class id, weight 0, body size, flags
+_BASIC = spec.Basic.frame_id  # the content header's class: basic
 _U32 = struct.Struct(">I").pack
 _I8 = struct.Struct(">b").pack
 _I16 = struct.Struct(">h").pack
@@ -51,9 +53,10 @@ def publish_frames(channel: int, routing_key: str, header: bytes, body: bytes, f
     key = routing_key.encode("utf-8")
     if len(key) > 255:
         raise TypeError("string exceeds maximum length of 255 bytes")
-    frames = [_frame(1, channel, _PUBLISH + bytes([len(key)]) + key + b"\x01"), header]
+    mandatory = b"\x01"
+    frames = [_frame(FRAME_METHOD, channel, _PUBLISH + bytes([len(key)]) + key + mandatory), header]
     for start in range(0, len(body), frame_max):
-        frames.append(_frame(3, channel, body[start:start + frame_max]))
+        frames.append(_frame(FRAME_BODY, channel, body[start:start + frame_max]))
     return b"".join(frames)
 
 
@@ -76,10 +79,10 @@ def content_header(channel: int, properties: spec.Basic.Properties, body_size: i
                 parts.append(_U64(_seconds(value)))
             else:
                 raise _Unusual
-        payload = _HEADER.pack(60, body_size, flags) + b"".join(parts)
+        payload = _HEADER.pack(_BASIC, body_size, flags) + b"".join(parts)
     except (_Unusual, struct.error, OverflowError, ValueError, TypeError):
         return marshal(ContentHeader(properties=properties, body_size=body_size), channel)
-    return _frame(2, channel, payload)
+    return _frame(FRAME_HEADER, channel, payload)
 
 
 def _frame(kind: int, channel: int, payload: bytes) -> bytes:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from console.brokers.policy import DeliveryPolicy, RetryStep
 from console.brokers.rabbitmq.discovery import Key, Topology, dead_letter_targets, has_own_ttl
+from console.letters.policy import DeliveryPolicy, RetryStep
 
 #: The delivery limit RabbitMQ 4.0 and later give a quorum queue that sets none.
 DEFAULT_QUORUM_LIMIT_FROM_4 = 20

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from console.brokers.envelope import FailureEnvelope
+from console.letters.envelope import FailureEnvelope
 
 FIRST_DEATH_HEADERS = {
     "x-first-death-reason": "reason",

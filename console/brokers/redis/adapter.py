@@ -43,12 +43,12 @@ from console.brokers.base import (
     PublishResult,
     Received,
 )
-from console.brokers.policy import DeliveryPolicy, duration
 from console.brokers.redis import depths, places, publisher
 from console.brokers.redis.capture import DeadStreamCapture, PendingCapture
 from console.brokers.redis.connection import Options, connect, server_label, translated_errors
 from console.brokers.redis.entries import dead_stream_received, pending_received, stream_entries, text
 from console.brokers.redis.reader import RedisReader
+from console.letters.policy import DeliveryPolicy, duration
 
 MINIMUM_VERSION = (6, 2)  # XPENDING's IDLE filter
 

@@ -19,8 +19,8 @@ from typing import Any, cast
 from redis.typing import StreamRangeResponse
 
 from console.brokers.base import Outgoing, Received
-from console.brokers.envelope import FailureEnvelope
-from console.brokers.values import escape_nul, storable
+from console.letters.envelope import FailureEnvelope
+from console.letters.values import escape_nul, storable
 
 #: Fields the common dead-stream pattern adds to the original entry's fields.
 DEAD_LETTER_FIELDS = ("orig_stream", "orig_id", "group", "error", "deliveries")

@@ -24,7 +24,7 @@ from console.jobs.door.queueing import enqueue
 from console.jobs.kinds import KINDS, kind
 from console.models import Broker, DeadLetter, DeadPlace, Job, LetterState, PlaceSample
 from console.notifications.events import notify
-from console.services.brokers import check_broker, do_discover, mark_unreachable
+from console.services.brokers import asked, check_broker, do_discover
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ def _tell_place(place: DeadPlace, depth: int | None, arrivals: int, latest: Mapp
 def _depths(broker: Broker, places: list[DeadPlace]) -> dict[int, int | None]:
     depths: dict[int, int | None] = {}
     try:
-        with broker.adapter() as adapter:
+        with asked(broker) as adapter:
             for place in places:
                 info = adapter.stats(place.ref)
                 depths[place.pk] = info.depth
@@ -141,7 +141,6 @@ def _depths(broker: Broker, places: list[DeadPlace]) -> dict[int, int | None]:
                 )
     except BrokerError as exc:
         log.warning("sampling %s: %s", broker.name, exc.message)
-        mark_unreachable(broker, exc.message)
     return depths
 
 

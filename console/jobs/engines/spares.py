@@ -1,7 +1,7 @@
 """A spare reader and publisher for every kind of broker configured, started with each worker
 process, so that the first capture or replay after a worker starts does not wait for its
-child to start and import the broker's client (console.brokers.child_process: about 0.3 s of
-a job's start on a slow machine, against 1 to 11 ms from a spare). Later jobs find the spare
+child to start and import the broker's client (console.brokers.child_process; what a spare
+saves: see benchmarks/README.md, child_start.py). Later jobs find the spare
 their last child left.
 """
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from console.jobs.kinds.base import JobKind, Plan
+from console.jobs.kinds.base import ORIGIN, JobKind, Plan
 from console.kinds import Kinds, instance
+from console.pipeline.outcomes import Replays, Resolving
 from console.services.jobs import JobError
 
 #: kind -> dotted path of its JobKind class (console.kinds), imported on first use. Action menus
@@ -51,6 +52,20 @@ def unregister(name: str) -> None:
 def all_kinds() -> list[JobKind[Any]]:
     """Every kind, in the registry's order."""
     return KINDS.all()
+
+
+def replays() -> Replays:
+    """The kinds that publish letters back to their origins and what the audit calls that:
+    retention counts their jobs as the origins' activations (console.pipeline.retention)."""
+    to_origins = [each for each in all_kinds() if each.publishes_to == ORIGIN]
+    return Replays(kinds=frozenset(each.name for each in to_origins),
+                   actions=frozenset(each.audited_as for each in to_origins))
+
+
+def resolving() -> Resolving:
+    """(audit action, outcome) -> the state it leaves the letters it names in, as each kind
+    declares (``resolves``): what the failure analytics count as resolved (console.pipeline.analytics)."""
+    return {(each.audited_as, each.resolves[0]): each.resolves[1] for each in all_kinds() if each.resolves}
 
 
 def choices() -> list[tuple[str, str]]:

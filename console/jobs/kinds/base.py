@@ -4,9 +4,8 @@ A kind owns its surface as well as its runner: its label, the pages that offer i
 asks for (:class:`Ask`, from which the pages build their form fields and the API its serializer
 fields), where it publishes letters and what the audit calls that, and whether it pauses.
 The pages' action menus, preview and confirm, the job page, the API (and its schema) and the
-publisher read these instead of naming kinds. The pipeline sits below the jobs layer: its two
-lists (retention's replays, the analytics' resolving audit rows) are held to these by
-tests/pipeline/test_pipeline_lists_match_the_kinds.py.
+publisher read these instead of naming kinds; so do retention and the failure analytics,
+which sit below the jobs layer and are handed them (console.jobs.kinds.replays and resolving).
 """
 
 from __future__ import annotations

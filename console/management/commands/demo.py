@@ -97,12 +97,14 @@ class Command(ActorCommand):
                               "(Celery beat runs it hourly)")
             return
         # pyspark loads only when asked for: most runs of the demo need none of it.
+        from console.jobs.kinds import resolving
         from console.pipeline.analytics import run_analytics
         from console.pipeline.groups import run_groups
 
         self.stdout.write(f"computing the failure groups and analytics once, on Spark (its log: {log_file()})")
         groups = run_groups()
-        self.stdout.write(f"failure groups (history): {groups}; analytics: {counted(run_analytics(), 'letter')}")
+        analysed = run_analytics(resolving=resolving())
+        self.stdout.write(f"failure groups (history): {groups}; analytics: {counted(analysed, 'letter')}")
 
     def _user(self):
         user = self._account(DEMO_USERNAME, "admin")

@@ -46,13 +46,16 @@ class Command(ActorCommand):
 
             self.stdout.write(f"failure groups (history): {run_groups(options['lake'])}")
         elif job == "analytics":
+            from console.jobs.kinds import resolving
             from console.pipeline.analytics import run_analytics
 
-            self.stdout.write(f"failure analytics: {counted(run_analytics(options['lake']), 'letter')}")
+            analysed = run_analytics(options["lake"], resolving=resolving())
+            self.stdout.write(f"failure analytics: {counted(analysed, 'letter')}")
         elif job == "retention":
+            from console.jobs.kinds import replays
             from console.pipeline.retention import run_retention
 
-            report = run_retention(options["lake"], days=options["days"])
+            report = run_retention(options["lake"], replays=replays(), days=options["days"])
             self.stdout.write(f"retention: {report.deleted} failure records deleted, {report.erased_in_custody} "
                               f"bodies erased in custody, {report.erased_in_lake} in the lake")
         else:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from console.brokers import Received
-from console.brokers.frameworks import enrich
 from console.brokers.memory.adapter import MemoryBroker
 from console.brokers.rabbitmq.xdeath import envelope_from_headers
+from console.letters.frameworks import enrich
 from console.management.demo.catalogue import EXCHANGE, SUBSCRIPTIONS, DemoMessage, messages, publish_times
 from console.models import Broker, DeadLetter
 from console.services.brokers import do_add_broker, do_discover

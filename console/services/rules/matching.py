@@ -32,8 +32,9 @@ def matching(rule: Rule, letters: QuerySet[DeadLetter]) -> list[int]:
 @contextmanager
 def _without_jit() -> Iterator[None]:
     """PostgreSQL's JIT, off for a rule's query: a body path's function makes the planner's
-    estimate of a pass over a million letters large enough to compile the query, which took
-    1.1 s of a 5.2 s dry run and saves nothing on a walk the functions dominate."""
+    estimate of a pass over a million letters large enough to compile the query, which took a
+    good part of a dry run and saves nothing on a walk the functions dominate (see
+    benchmarks/README.md, rules_scale.py)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL jit = off")
         yield

@@ -16,9 +16,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access.scope import visible
-from console.brokers import BrokerError, compression
+from console.brokers import BrokerError
 from console.brokers.registry import adapter_class
-from console.brokers.values import PREVIEW_CHARS, body_preview
+from console.letters import compression
+from console.letters.values import PREVIEW_CHARS, body_preview
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import (
     BrokerSetupError,

@@ -13,9 +13,9 @@ from console.access.redaction_policy import ShownContent, for_user, mask_envelop
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.access.traces import shown_trace
-from console.brokers import compression
-from console.brokers.compression import Decoded
 from console.jobs.door.requests import request_job
+from console.letters import compression
+from console.letters.compression import Decoded
 from console.models import AuditEvent, DeadLetter
 from console.services.edit import EDITABLE_STATES
 from console.services.flights import shown_state

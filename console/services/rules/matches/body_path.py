@@ -56,8 +56,8 @@ def body_path_condition(path: str, wanted: Any, *, joined: bool = False) -> Q:
 
     ``joined``: as one set of letter ids the letters are joined with, for a filter on its own
     (a dry run: PostgreSQL starts from the few documents the index finds, where a condition
-    under an OR read every held letter, 3.4 s at a million); else per letter (EXISTS), for a
-    condition among others over the few letters a round decides."""
+    under an OR read every held letter; see benchmarks/README.md, rules_scale.py); else per
+    letter (EXISTS), for a condition among others over the few letters a round decides."""
     steps = path_steps(path)
     documents = LetterDocument.objects.all()
     contains = _contains(steps, wanted)
@@ -130,7 +130,7 @@ class ValueAtPath(Expression):
     as Python compares what json.loads gives (True == 1, 1 == 1.0), or a scalar whose ``str()``
     is a wanted string ("5" takes 5, "None" takes null, "True" takes true). PostgreSQL decides
     (migration 0035's functions); a body that is not JSON, or is JSON too deep or too large for
-    console.brokers.bounded_json, never matches. PostgreSQL's jsonb reads a few documents
+    console.letters.bounded_json, never matches. PostgreSQL's jsonb reads a few documents
     Python's json reads differently: NaN and Infinity, a \\u0000 or a lone surrogate make a body
     not JSON; -0.0 is 0.0; 1e3 is the whole number 1000; numbers compare by their decimal
     value (0.10000000000000001 is not 0.1); lists and objects compare true and 1 as different;

@@ -2,7 +2,7 @@
 letter (custody key, envelope, headers and properties as JSON text) and what storing it needs
 to know beside them (its token, whether it is a redelivery, our replay id if it carries one).
 
-It lives with the adapters, below Django, so that a capture's reader process
+It lives below Django and the adapters, so that a capture's reader process
 (console.brokers.capture_process) makes the rows itself and hands the worker plain values:
 unpickling a batch of decoded messages (nested tables, timestamps, envelopes) cost the worker
 as much as preparing them did.
@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from console.brokers.base import Received
-from console.brokers.frameworks import enrich
-from console.brokers.values import escape_nul, to_json
+from console.letters.frameworks import enrich
+from console.letters.values import escape_nul, to_json
 from console.tracing.context import read_trace_context
+
+if TYPE_CHECKING:
+    from console.brokers.base import Received
 
 #: The header a replay adds to each message it publishes (console.jobs.engines.publish): a letter
 #: that comes back carrying it is a return of the letter with that replay id.

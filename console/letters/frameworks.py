@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from console.brokers.envelope import FailureEnvelope
+from console.letters.envelope import FailureEnvelope
 
 Fields = dict[str, Any]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import zstandard
 
-from console.brokers.bounded_json import MAX_BYTES
+from console.letters.bounded_json import MAX_BYTES
 
 GZIP, DEFLATE, ZSTD = "gzip", "deflate", "zstd"
 #: What each place's words mean (lower case; Spring's ``:charset`` tail is cut first).

@@ -17,7 +17,7 @@ class Column:
 @dataclass(frozen=True)
 class LetterTable:
     """One table: ``anchor`` names its section on the page, ``note`` follows the title, and each
-    row holds one text per column, as shown (console.brokers.values.display)."""
+    row holds one text per column, as shown (console.letters.values.display)."""
 
     anchor: str
     title: str
