@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from console.access.actors import Actor
-from console.brokers import Received
+from console.brokers import Adapter, Received
 from console.letters.rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
 from console.models import DeadLetter, DeadPlace, Job, PendingAck
 from console.notifications.events import listened, notify
@@ -249,6 +249,18 @@ def mark_acked(letter_ids: Sequence[int]) -> None:
     if letter_ids:
         with connection.cursor() as cursor:
             cursor.execute(f"DELETE FROM {PendingAck._meta.db_table} WHERE letter_id = ANY(%s)", [list(letter_ids)])
+
+
+def settle(place: DeadPlace, adapter: Adapter) -> bool:
+    """After a capture drained the place: copies an interrupted capture committed, whose
+    messages were acknowledged after all, are forgotten once the broker says nothing of the
+    place is out (``Adapter.settled``). True when no copy is left pending."""
+    if not PendingAck.objects.filter(place=place).exists():
+        return True
+    if adapter.settled(place.ref):
+        mark_place_acked(place)
+        return True
+    return False
 
 
 def mark_place_acked(place: DeadPlace) -> None:

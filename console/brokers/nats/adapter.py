@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -79,6 +80,8 @@ from console.letters.policy import DeliveryPolicy, duration
 
 T = TypeVar("T")
 CALL_TIMEOUT = 60.0
+
+log = logging.getLogger(__name__)
 
 
 class NatsAdapter(Adapter):
@@ -133,16 +136,29 @@ class NatsAdapter(Adapter):
         if await self.owns_advisories(js):
             await advisories.forget(js, self.advisory_stream, [advisories.seq_of(note) for note in notes])
 
-    async def nothing_out(self, js: JetStreamContext, place: PlaceRef) -> bool:
-        """No advisory of the place waits or is held unacknowledged by anyone. The trackers'
-        counts alone were wrong after a server restart (copies still to come back were forgotten,
-        and 200 letters stored twice): on the console's own stream, an advisory left in it was
-        not captured, whatever the trackers say."""
+    async def nothing_out(self, js: JetStreamContext, place: PlaceRef,
+                          letting_go: Callable[[], Awaitable[None]] | None = None) -> bool:
+        """No advisory of the place waits or is held unacknowledged by anyone, on the trackers
+        and in the console's own stream, where captured advisories are deleted.
+
+        Advisories left in the stream that no tracker will hand out were acknowledged before
+        their delete (a capture stopped between the two), or forgotten by a restarted
+        nats-server 2.9.10 (the trackers' counts said nothing was out while copies still waited,
+        and the advisories came back later: 200 letters stored twice). The place's trackers are
+        then made again from the stream's start, after ``letting_go`` (the caller stops reading
+        them): each advisory comes back and meets its copy, or is stored if it never was."""
         trackers = await self.trackers(js, place)  # two CONSUMER.INFO, not the whole listing
         if any(t.num_pending or t.num_ack_pending for t in trackers):
             return False
-        return not await self.owns_advisories(js) or not await advisories.kept(
-            js, self.advisory_stream, place.scope, place.name)
+        if not await self.owns_advisories(js) or not await advisories.kept(
+                js, self.advisory_stream, place.scope, place.name):
+            return True
+        log.warning("advisories of %s/%s left in %s that no tracker hands out: its trackers are made again",
+                    place.scope, place.name, self.advisory_stream)
+        if letting_go is not None:
+            await letting_go()
+        await advisories.drop_trackers(js, self.advisory_stream, place.scope, place.name)
+        return False
 
     async def owns_advisories(self, js: JetStreamContext) -> bool:
         """Whether the console made the advisory stream (so deletes what it captured)."""

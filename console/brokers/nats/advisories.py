@@ -95,16 +95,31 @@ async def forget(js: JetStreamContext, name: str, seqs: list[int]) -> None:
     filtered tracker's delivery pointer back (delivered up to sequence 806 before, 420 after,
     seen in the NATS crash test) and handed out again advisories acknowledged long before, as
     first deliveries, which nothing can tell from new deaths. A deleted advisory cannot come
-    back. A failed delete is logged and left: the acknowledgement stands."""
-    async def one(seq: int) -> None:
+    back. A failed delete raises BrokerError, so the letters' copies stay pending: the
+    advisory, left in the stream, comes back when its place's trackers are made again
+    (``drop_trackers``) and meets its copy."""
+    async def one(seq: int) -> Exception | None:
         try:
             await js.delete_msg(name, seq)
         except NotFoundError:
             pass  # deleted already, or aged out
-        except Exception as exc:  # noqa: BLE001 - the letter is stored and the advisory acked
-            log.warning("could not delete captured advisory %s#%d: %s", name, seq, exc)
+        except Exception as exc:  # noqa: BLE001 - said below, for all of them
+            return exc
+        return None
 
-    await asyncio.gather(*(one(seq) for seq in seqs))
+    failed = [exc for exc in await asyncio.gather(*(one(seq) for seq in seqs)) if exc is not None]
+    if failed:
+        raise BrokerError(f"could not delete {len(failed)} captured advisories from {name}: {failed[0]}")
+
+
+async def drop_trackers(js: JetStreamContext, name: str, stream: str, consumer: str) -> None:
+    """Delete a place's trackers: made again on next use (``ensure_trackers``), they hand out
+    every advisory of the place still in the stream, from its start."""
+    for kind in REASONS:
+        try:
+            await js.delete_consumer(name, tracker_name(stream, consumer, kind))
+        except NotFoundError:
+            pass
 
 
 async def kept(js: JetStreamContext, name: str, stream: str, consumer: str) -> int:

@@ -331,9 +331,13 @@ class NatsReader(PlaceReader):
         if followed is not None and followed.held:
             return False
         try:
-            return await self.nats.nothing_out(js, place)
+            if await self.nats.nothing_out(js, place, letting_go=lambda: self._let_go([place])):
+                return True
+            if followed is not None and place not in self.followed:  # its trackers were made again
+                await self._follow(js, set(self.followed) | {place})
         except (BrokerError, nats.errors.Error):  # unsure: not settled
-            return False
+            pass
+        return False
 
     async def _let_go(self, places: list[PlaceRef]) -> None:
         """Stop reading these places and hand back what is held of them (NAK).

@@ -41,7 +41,7 @@ from console.jobs.control import Stop, advance, finish, note
 from console.jobs.door.requests import request_job
 from console.jobs.engines.capture import capture_pass
 from console.models import Broker, DeadPlace, Job, PendingAck
-from console.services.custody import mark_place_acked
+from console.services.custody import settle
 from console.services.jobs import JobError
 from console.tracing import telemetry
 from console.wording import counted
@@ -279,8 +279,7 @@ class Keeper:
                     stored=lambda count: advance(job, done=count), until=time.monotonic() + self.slice,
                     wait_seconds=0.5, in_child=True,
                 )
-                if drained and adapter.settled(place.ref):
-                    mark_place_acked(place)
+                if drained and settle(place, adapter):
                     held.unsettled = False
             self._recovered(held)
             # Its slice ran out with letters still coming: it queues up for another, behind

@@ -29,8 +29,8 @@ from console.services.custody import (
     PreparedBatch,
     fixed_columns,
     mark_acked,
-    mark_place_acked,
     prepare_batch,
+    settle,
     store_many,
     store_prepared,
 )
@@ -47,8 +47,8 @@ def run_capture(job: Job, limit: int | None = None) -> str:
             adapter, place, job=job, reason=job.reason, limit=_left(job, limit),
             stored=lambda count: advance(job, done=count),
         ))
-        if drained and adapter.settled(place.ref):
-            mark_place_acked(place)
+        if drained:
+            settle(place, adapter)
         info = with_broker_retry(job, lambda: adapter.stats(place.ref))
     DeadPlace.objects.filter(pk=place.pk).update(
         depth=info.depth, consumers=info.consumers, oldest_at=info.oldest_at, last_seen_at=timezone.now()
