@@ -13,6 +13,7 @@ class ConsoleConfig(AppConfig):
         from console.jobs.tasks import connect as connect_the_worker
         from console.models import Channel, Job
         from console.notifications.registry import kind_choices
+        from console.security import checks  # noqa: F401 - registers the identity provider's checks
 
         connect(self)
         connect_the_worker()  # the door's one enqueue sends jobs to run_job (console.jobs.door.queueing)

@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A session begun through the identity provider asks it again when its time is up.
+    "console.security.sessions.ProviderBoundMiddleware",
     # Whose answer this is, for masking on the way out (console.access.masking).
     "console.access.masking.ReaderMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -178,6 +180,13 @@ DLO_OIDC_ROLE_MAPPING = env_str("DLO_OIDC_ROLE_MAPPING") or ""
 # a JWT whose aud names this audience (a resource indicator, Entra ID's "api://...", Keycloak's
 # audience mapper); empty: the API accepts none.
 DLO_OIDC_API_AUDIENCE = env_str("DLO_OIDC_API_AUDIENCE") or ""
+# How long a session begun through the provider lasts before the provider is asked again
+# (silently, prompt=none, while the person's session there lives; the mapping applied again):
+# 0 takes the ID token's own lifetime, at least 15 minutes (console.security.sessions).
+DLO_OIDC_SESSION_SECONDS = env_int("DLO_OIDC_SESSION_SECONDS", 0)
+# An issuer over plain http is refused at start (console.security.checks) unless it is on
+# loopback or this says so (a test provider on another host, never production).
+DLO_OIDC_ALLOW_HTTP = env_bool("DLO_OIDC_ALLOW_HTTP", default=False)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

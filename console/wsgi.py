@@ -1,5 +1,7 @@
 import os
 
+from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 
 from console.tracing import telemetry
@@ -9,3 +11,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 # settings the handler reads. A Gunicorn worker loads this module after its fork (no --preload).
 telemetry.start("web")
 application = get_wsgi_application()
+# A setting the system checks refuse (console.security.checks) stops the web process here,
+# saying which, instead of at the first request that needs it.
+refused = [str(message) for message in checks.run_checks(include_deployment_checks=False) if message.is_serious()]
+if refused:
+    raise ImproperlyConfigured("the console's settings were refused:\n" + "\n".join(refused))

@@ -164,6 +164,14 @@ class IdentityProvider:
             console["post_logout_redirect_uris"] = list(post_logout_redirect_uris)
         self._write()
 
+    def set_console_back_channel(self, uri: str) -> None:
+        """Where the provider posts its logout tokens for the console (OpenID Connect
+        Back-Channel Logout 1.0), with the provider session's ``sid`` in them."""
+        console = self.state["clients"][0]
+        console["backchannel_logout_uri"] = uri
+        console["backchannel_logout_session_required"] = True
+        self._write()
+
     def _write(self) -> None:
         # Written whole then renamed, so the provider never reads half a file.
         partial = self.state_file.with_suffix(".partial")
@@ -285,12 +293,12 @@ def oidc_settings(settings, oidc_provider: IdentityProvider) -> Iterator[Identit
     (DLO_OIDC_CLIENT_ID/SECRET) and the API's audience (DLO_OIDC_API_AUDIENCE), with what the
     console had read of another provider forgotten. Returns the provider."""
     # Imported here: this plugin is loaded before Django has its settings.
-    from console.security import access_tokens
+    from console.security import provider
 
     settings.DLO_OIDC_ISSUER = oidc_provider.issuer
     settings.DLO_OIDC_CLIENT_ID = oidc_provider.console.client_id
     settings.DLO_OIDC_CLIENT_SECRET = oidc_provider.console.client_secret
     settings.DLO_OIDC_API_AUDIENCE = oidc_provider.api_audience
-    access_tokens.forget_provider()
+    provider.forget()
     yield oidc_provider
-    access_tokens.forget_provider()
+    provider.forget()

@@ -11,6 +11,7 @@ test client holds is the one the provider's sign-in made (which applied that map
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from html import unescape
 from urllib.parse import urljoin, urlsplit
 
@@ -32,11 +33,12 @@ def configure(provider, settings, console_url: str, **more) -> None:
     provider.set_console_redirects([console_url + CALLBACK], [console_url + "/sign-in/"])
 
 
-def through_provider(start_location: str, username: str, password: str) -> str:
+def through_provider(start_location: str, username: str, password: str, idp: httpx.Client | None = None) -> str:
     """Follow the provider from its authorization URL, posting its login form, until it sends the
-    browser back to the console; the console URL it sends to (with code and state)."""
+    browser back to the console; the console URL it sends to (with code and state). ``idp``: the
+    browser's cookies at the provider, kept by the caller (a new jar when None)."""
     url = start_location
-    with httpx.Client(follow_redirects=False, timeout=10) as idp:
+    with (httpx.Client(follow_redirects=False, timeout=10) if idp is None else nullcontext(idp)) as idp:
         response = idp.get(url)
         for _ in range(10):
             if response.is_redirect:
@@ -52,11 +54,12 @@ def through_provider(start_location: str, username: str, password: str) -> str:
         raise AssertionError("the provider never sent the browser back")
 
 
-def sign_in(client, username: str, password: str):
-    """Sign in with the test client through the provider; the console's answer to the callback."""
+def sign_in(client, username: str, password: str, idp: httpx.Client | None = None):
+    """Sign in with the test client through the provider; the console's answer to the callback.
+    ``idp``: the browser's cookies at the provider (see :func:`through_provider`)."""
     start = client.get("/sign-in/provider/")
     assert start.status_code == 302, start.content[:300]
-    back = through_provider(start["Location"], username, password)
+    back = through_provider(start["Location"], username, password, idp)
     assert back.startswith(TEST_SERVER + CALLBACK), back
     return client.get(back[len(TEST_SERVER):])
 

@@ -117,16 +117,28 @@ def decide(groups: Iterable[str], rules: list[MappingRule] | None = None) -> Dec
                     mappings=tuple(rule.label for rule in deciding))
 
 
+def check_mapping(text: str) -> None:
+    """ConfigError, naming DLO_OIDC_ROLE_MAPPING and the mapping, for a file that is not a
+    mapping; nothing is looked up (a system check runs it at start: console.security.checks)."""
+    _parsed(text)
+
+
 def _file_rules(text: str) -> list[MappingRule]:
     """The environment's mapping, parsed, its names resolved each time (a broker or place added
     later counts from the next sign-in on; one that does not exist allows nothing)."""
+    return [MappingRule(group=group, role=role, source="file", limits=_file_limits(brokers, places))
+            for group, role, brokers, places in _parsed(text)]
+
+
+def _parsed(text: str) -> list[tuple[str, str, list[str], list[dict[str, str]]]]:
+    """Each mapping's group, role, broker names and places, checked."""
     try:
         given = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"DLO_OIDC_ROLE_MAPPING is not JSON: {exc}") from exc
     if not isinstance(given, list):
         raise ConfigError("DLO_OIDC_ROLE_MAPPING: a list of mappings, each {\"group\": ..., \"role\": ...}")
-    rules, seen = [], set()
+    parsed, seen = [], set()
     for number, item in enumerate(given, 1):
         where = f"DLO_OIDC_ROLE_MAPPING, mapping {number}"
         if not isinstance(item, dict) or set(item) - {"group", "role", "brokers", "places", "note"}:
@@ -136,20 +148,20 @@ def _file_rules(text: str) -> list[MappingRule]:
             raise ConfigError(f"{where}: group must be a text, once in the file")
         if role not in ROLES:
             raise ConfigError(f"{where}: role must be one of {', '.join(ROLES)}")
+        brokers, places = item.get("brokers", []), item.get("places", [])
+        if not isinstance(brokers, list) or not all(isinstance(name, str) for name in brokers):
+            raise ConfigError(f"{where}: brokers is a list of broker names")
+        if not isinstance(places, list) or not all(isinstance(p, dict) and isinstance(p.get("broker"), str)
+                                                   and isinstance(p.get("name"), str) for p in places):
+            raise ConfigError(f"{where}: places is a list of {{\"broker\": ..., \"name\": ..., \"scope\": ...}}")
         seen.add(group)
-        rules.append(MappingRule(group=group, role=role, source="file",
-                                 limits=_file_limits(item.get("brokers", []), item.get("places", []), where)))
-    return rules
+        parsed.append((group, str(role), brokers, places))
+    return parsed
 
 
-def _file_limits(brokers: Any, places: Any, where: str) -> tuple[Limit, ...]:
+def _file_limits(brokers: list[str], places: list[dict[str, str]]) -> tuple[Limit, ...]:
     from console.models import Broker, DeadPlace
 
-    if not isinstance(brokers, list) or not all(isinstance(name, str) for name in brokers):
-        raise ConfigError(f"{where}: brokers is a list of broker names")
-    if not isinstance(places, list) or not all(isinstance(p, dict) and isinstance(p.get("broker"), str)
-                                               and isinstance(p.get("name"), str) for p in places):
-        raise ConfigError(f"{where}: places is a list of {{\"broker\": ..., \"name\": ..., \"scope\": ...}}")
     limits = []
     for name in brokers:
         broker_id = Broker.objects.filter(name=name).values_list("pk", flat=True).first()

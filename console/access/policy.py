@@ -31,9 +31,14 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # (there only while DLO_OIDC_ONLY turns passwords off).
     "oidc-start": PUBLIC,
     "oidc-callback": PUBLIC,
+    # The provider's sign-out (console.security.logout): its signed logout token is the proof.
+    "oidc-backchannel-logout": PUBLIC,
+    "oidc-frontchannel-logout": PUBLIC,
     "login-break-glass": PUBLIC,
     # Prometheus's scrape: its own bearer token (DLO_METRICS_TOKEN), checked by the view.
     "metrics": PUBLIC,
+    # A liveness probe: the database reached, and the identity provider's state as last seen.
+    "healthz": PUBLIC,
     # Pages.
     "inventory": VIEW,
     "groups": VIEW,

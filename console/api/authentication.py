@@ -20,7 +20,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 
-from console.security import access_tokens
+from console.security import access_tokens, provider
 from console.services.claims import ClaimsRefused, access_from_claims
 from console.services.provider_tokens import record_refused_token
 
@@ -43,9 +43,16 @@ class InvalidBearerToken(exceptions.APIException):
 
 
 class ProviderUnavailable(exceptions.APIException):
+    """503 with ``Retry-After``: DRF's handler sends ``wait`` as that header."""
+
     status_code = 503
     default_code = "provider_unavailable"
     default_detail = "The identity provider could not be reached to check the access token; try again."
+
+    def __init__(self, wait: int) -> None:
+        super().__init__(f"The identity provider could not be reached to check the access token; "
+                         f"try again in {wait} s.")
+        self.wait = wait
 
 
 class NoRoleFromClaims(exceptions.PermissionDenied):
@@ -84,9 +91,9 @@ class ProviderTokenAuthentication(BaseAuthentication):
         except access_tokens.TokenRefused as refusal:
             record_refused_token(issuer=issuer, reason=refusal.reason, subject=refusal.subject)
             raise InvalidBearerToken(refusal.reason) from None
-        except access_tokens.ProviderUnreachable as exc:
+        except provider.Unreachable as exc:
             log.warning("an access token could not be checked: %s", exc)  # the provider's URL, no token
-            raise ProviderUnavailable() from None
+            raise ProviderUnavailable(exc.retry_after) from None
         try:
             access = access_from_claims(claims, issuer=issuer, via="token")
         except ClaimsRefused as refusal:

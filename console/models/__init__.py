@@ -5,7 +5,7 @@ from console.models.access import RoleScope
 from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
 from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.broker import Broker
-from console.models.claims import ClaimMapping, ClaimMappingLimit, ExternalIdentity
+from console.models.claims import ClaimMapping, ClaimMappingLimit, ExternalIdentity, ProviderSession
 from console.models.group_work import GroupNote, GroupTriage
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
@@ -27,7 +27,7 @@ from console.models.signin import SignInFailure
 
 __all__ = [
     "ArrivalCell", "AuditEvent", "AuditEventPlace", "Broker", "BusyName", "Channel", "ClaimMapping",
-    "ClaimMappingLimit", "ExternalIdentity", "Delivery", "DeadLetter",
+    "ClaimMappingLimit", "ExternalIdentity", "ProviderSession", "Delivery", "DeadLetter",
     "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
     "LakeWatermark", "LetterDocument", "LetterFlight", "LetterHandling", "LetterSearch", "LetterState", "Origin",

@@ -60,3 +60,24 @@ class ExternalIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} at {self.issuer}"
+
+
+class ProviderSession(models.Model):
+    """A console session begun through the provider, with the provider's subject and session id
+    (``sid``), so that the provider's back-channel logout ends it (console.security.logout). It
+    goes with its session: a sign-out, an expiry swept by ``clearsessions``."""
+
+    session = models.OneToOneField("sessions.Session", primary_key=True, on_delete=models.CASCADE,
+                                   related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    issuer = models.CharField(max_length=500)
+    subject = models.CharField(max_length=255)
+    sid = models.CharField(max_length=255, blank=True)
+    signed_in_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["issuer", "subject"], name="provider_session_subject"),
+                   models.Index(fields=["issuer", "sid"], name="provider_session_sid")]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"

@@ -33,6 +33,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from console.models import AuditEvent, SignInFailure
+from console.security import provider
 from console.services import audit
 
 log = logging.getLogger(__name__)
@@ -158,8 +159,15 @@ def passwords_off() -> bool:
 
 
 def sign_in_context() -> dict:
-    """What the sign-in page needs to offer the provider, and whether to show the password form."""
-    return {"provider": settings.DLO_OIDC_NAME if provider_enabled() else "", "passwords_off": passwords_off()}
+    """What the sign-in page needs to offer the provider, and whether to show the password form;
+    while the provider is known to be away (console.security.provider, not asked here), it says
+    so and points to the break-glass sign-in where there is one."""
+    if not provider_enabled():
+        return {"provider": "", "passwords_off": False}
+    seen = provider.health()
+    return {"provider": settings.DLO_OIDC_NAME, "passwords_off": passwords_off(),
+            "provider_away": seen["state"] == "away",
+            "break_glass_offered": passwords_off() and bool(settings.DLO_BREAK_GLASS_USERS)}
 
 
 class SignInView(LoginView):

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console.security import oidc
+from console.security import logout, oidc
 from console.security.signin import BreakGlassSignInView, SignInView
 from console.web.views import (
     actions,
@@ -13,6 +13,7 @@ from console.web.views import (
     claim_mappings,
     group_work,
     groups,
+    health,
     inventory,
     jobs,
     keeping,
@@ -33,6 +34,8 @@ urlpatterns = [
     path("sign-in/break-glass/", BreakGlassSignInView.as_view(), name="login-break-glass"),
     path("sign-in/provider/", oidc.start, name="oidc-start"),
     path("sign-in/provider/callback/", oidc.callback, name="oidc-callback"),
+    path("sign-in/provider/backchannel-logout/", logout.back_channel, name="oidc-backchannel-logout"),
+    path("sign-in/provider/frontchannel-logout/", logout.front_channel, name="oidc-frontchannel-logout"),
     path("sign-out/", oidc.sign_out, name="logout"),
     path("", inventory.inventory, name="inventory"),
     path("brokers/new/", brokers.broker_new, name="broker-new"),
@@ -64,6 +67,7 @@ urlpatterns = [
     path("letters/<int:letter_id>/body", letters.letter_body, name="letter-body"),
     path("letters/<int:letter_id>/release/", safeguards.letter_release, name="letter-release"),
     path("metrics", metrics.metrics, name="metrics"),
+    path("healthz", health.healthz, name="healthz"),
     path("notifications/", notifications.notifications, name="notifications"),
     path("notifications/channels/<int:channel_id>/test/", notifications.channel_test, name="channel-test"),
     path("rules/", rules.rule_list, name="rules"),

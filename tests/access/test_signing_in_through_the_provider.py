@@ -69,7 +69,7 @@ def test_an_answer_replayed_or_with_a_forged_state_is_refused(provider, client, 
 def test_a_provider_whose_discovery_names_another_issuer_is_refused(provider, client, settings):
     settings.DLO_OIDC_ISSUER = provider.issuer.replace("127.0.0.1", "localhost")
     answer = client.get("/sign-in/provider/")
-    assert answer.status_code == 502 and "issuer_mismatch" in answer.content.decode()
+    assert answer.status_code == 503 and "is not the configured issuer&#x27;s" in answer.content.decode()
 
 
 def test_passwords_off_leaves_only_the_break_glass_accounts_a_password(provider, client, people, settings):

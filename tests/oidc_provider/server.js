@@ -143,8 +143,16 @@ const provider = new Provider(config.issuer, {
   // Entra ID and Okta can be set to do; userinfo answers them too.
   conformIdTokenClaims: false,
   pkce: { required: () => true },
+  // Everything here is on loopback, which oidc-provider's guard against server-side request
+  // forgery refuses to call: the back-channel logout posts to the console's live server there.
+  fetch: (url, options) => {
+    const { dispatcher: _guard, ...rest } = options;
+    return fetch(url, rest);
+  },
   features: {
     devInteractions: { enabled: false },
+    // The console's back-channel logout URI is in its client's metadata when a test sets it.
+    backchannelLogout: { enabled: true },
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
     revocation: { enabled: true },
@@ -204,6 +212,11 @@ const provider = new Provider(config.issuer, {
 <body><h1>${escapeHtml(out.error)}</h1><p>${escapeHtml(out.error_description || '')}</p></body></html>`;
   },
 });
+
+// What happened to each back-channel logout, in the provider's log (tests read it on failure).
+provider.on('backchannel.success', (_ctx, client, sub, sid) => console.log(`backchannel.success ${client.clientId} ${sub} ${sid}`));
+provider.on('backchannel.error', (_ctx, err, client) => console.log(`backchannel.error ${client.clientId} ${err.message}`));
+provider.on('server_error', (_ctx, err) => console.log(`server_error ${err.stack}`));
 
 function loginPage(uid, clientId, message = '') {
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Sign in to the identity provider</title></head>

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.security import access_tokens
+from console.security import provider
 from console.services.claim_mappings import do_set_mapping
 from tests.identity_provider import free_port, running_provider
 
@@ -15,8 +15,8 @@ pytestmark = pytest.mark.django_db
 
 def test_a_new_key_is_found_after_the_rotation(tmp_path, settings, places, bearer, monkeypatch):
     # No wait between two reads of the key set (30 s in production).
-    monkeypatch.setattr(access_tokens, "REFETCH_COOLDOWN_SECONDS", 0)
-    access_tokens.forget_provider()
+    monkeypatch.setattr(provider, "REFETCH_COOLDOWN_SECONDS", 0)
+    provider.forget()
     do_set_mapping(actor="tests", group="orders-team", role="operator", places=[places.orders])
     port = free_port()
     try:
@@ -32,4 +32,4 @@ def test_a_new_key_is_found_after_the_rotation(tmp_path, settings, places, beare
             assert response.status_code == 200, response.content
             assert [row["id"] for row in response.json()["results"]] == [places.orders_letter.pk]
     finally:
-        access_tokens.forget_provider()
+        provider.forget()

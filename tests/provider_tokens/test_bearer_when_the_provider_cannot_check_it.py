@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.security import access_tokens
+from console.security import provider
 from tests.identity_provider import free_port
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,7 @@ def test_no_audience_configured_refuses_every_bearer_token(oidc_settings, places
 def test_an_unreachable_provider_answers_503(oidc_settings, places, bearer, settings):
     token = oidc_settings.client_credentials_token()
     settings.DLO_OIDC_ISSUER = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    access_tokens.forget_provider()
+    provider.forget()
     response = bearer(token).get("/api/letters/")
     assert response.status_code == 503
     assert "could not be reached" in response.json()["detail"]
