@@ -35,6 +35,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+ONE_BY_ONE = 50
 
 from benchmarks import harness  # noqa: E402 - sets the environment Django reads
 
@@ -81,12 +82,42 @@ def main() -> None:
 
         print(f"{options.clients} clients, {options.seconds:.0f} s a phase, Gunicorn with 2 workers; "
               f"provider away: {options.away}")
+        one_by_one = {"provider up": _one_by_one(base, known, unknown, sessions[0])}
         up = _phase(base, options.clients, options.seconds, known, unknown, sessions)
         site.__exit__(None, None, None)
         if options.away == "silent":
             stack.enter_context(_silent(provider_port))
+        one_by_one["provider away"] = _one_by_one(base, known, unknown, sessions[0])
         away = _phase(base, options.clients, options.seconds, known, unknown, sessions)
+    _report_one_by_one(one_by_one)
     _report({"provider up": up, "provider away": away})
+
+
+def _one_by_one(base: str, known: str, unknown: str, session: httpx.Client) -> dict[str, list[tuple[int, float]]]:
+    """50 requests of each kind, one at a time (after one to let the console notice the provider
+    is away): each one's status and time, with no queue in front of it."""
+    results: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    with httpx.Client(base_url=base, timeout=60) as api:
+        api.get("/api/letters/?page_size=10", headers={"Authorization": f"Bearer {unknown}"})
+        for kind, token in (("bearer, known key", known), ("bearer, unseen key", unknown)):
+            for _ in range(ONE_BY_ONE):
+                started = time.perf_counter()
+                status = api.get("/api/letters/?page_size=10", headers={"Authorization": f"Bearer {token}"}
+                                 ).status_code
+                results[kind].append((status, time.perf_counter() - started))
+    for _ in range(ONE_BY_ONE):
+        started = time.perf_counter()
+        status = session.get("/letters/").status_code
+        results["page"].append((status, time.perf_counter() - started))
+    return results
+
+
+def _report_one_by_one(phases: dict[str, dict[str, list[tuple[int, float]]]]) -> None:
+    print(f"one at a time, {ONE_BY_ONE} each:")
+    for phase, results in phases.items():
+        for kind, rows in results.items():
+            statuses = ", ".join(f"{s}: {n}" for s, n in sorted(Counter(s for s, _ in rows).items()))
+            print(f"  {phase:15} {kind:20} {statuses:22} slowest {max(t for _, t in rows) * 1000:7.1f} ms")
 
 
 def _gunicorn(port: int, idp) -> subprocess.Popen:

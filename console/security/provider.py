@@ -15,8 +15,8 @@ that the console stays fast while the provider is away.
   :data:`REFETCH_COOLDOWN_SECONDS`, so made-up key ids cannot make the console hammer the
   provider; that is also how a rotated key reaches the console.
 - One thread reads the provider at a time: the others use what is known meanwhile (a known
-  key), or wait for that read (a key not known yet), unless the provider was away before: then
-  they are told at once, and only the reading thread waits for its answer.
+  key), or wait for that read (a key not known yet). Once the provider has been away, it is
+  read again in the background when the back-off ends, and every caller is told at once.
 
 :func:`health` tells the provider's state without calling it (``/healthz``).
 """
@@ -143,7 +143,10 @@ def health(issuer: str | None = None) -> dict[str, Any]:
 
 def _read(known: _Known, *, keys: bool, wait: bool = True) -> None:
     """Read the discovery document when it is stale or missing, and the key set if ``keys``.
-    One read at a time: another caller waits for it (``wait``) or is told Unreachable."""
+
+    One read at a time: another caller waits for it (``wait``) or is told Unreachable. Once the
+    provider has been away, a read is made in the background and the caller is told at once:
+    no request waits on a provider that was away (a hung one would hold it for the timeout)."""
     started = time.monotonic()
     while True:
         with _lock:
@@ -160,13 +163,29 @@ def _read(known: _Known, *, keys: bool, wait: bool = True) -> None:
             raise known.unreachable(now)
         if not keys or known.keys_read_at >= started:
             return
+    if known.failures:
+        threading.Thread(target=_fetch_quietly, args=(known, keys), name="dlo-provider-read", daemon=True).start()
+        raise Unreachable(known.error, 1)
     try:
         _fetch(known, keys=keys)
     finally:
-        with _lock:
-            event, known.reading = known.reading, None
-        if event is not None:
-            event.set()
+        _done_reading(known)
+
+
+def _fetch_quietly(known: _Known, keys: bool) -> None:
+    try:
+        _fetch(known, keys=keys)
+    except Unreachable:
+        pass  # kept on ``known``: the next caller is told
+    finally:
+        _done_reading(known)
+
+
+def _done_reading(known: _Known) -> None:
+    with _lock:
+        event, known.reading = known.reading, None
+    if event is not None:
+        event.set()
 
 
 def _fetch(known: _Known, *, keys: bool) -> None:

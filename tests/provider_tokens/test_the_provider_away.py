@@ -3,7 +3,7 @@ stopped after the console has read its keys: scripts' tokens signed by a key the
 are still checked and accepted, one naming a key it does not know answers 503 with Retry-After,
 and password sign-in and the pages go on as usual, the sign-in page saying the provider cannot
 be reached. Started again with a new key, the provider's new tokens are accepted once the
-back-off has passed. How fast they answer is measured by benchmarks/provider_outage.py."""
+back-off has passed (the console reads it again in the background, telling callers at once). How fast they answer is measured by benchmarks/provider_outage.py."""
 
 from __future__ import annotations
 
@@ -79,11 +79,14 @@ def test_known_keys_are_kept_and_unknown_ones_wait_while_the_provider_is_away(
     with running_provider(tmp_path / "after", port) as after:  # back, with a new signing key
         after.set_script_groups(["orders-team"])
         rotated = _token(after)
-        first = bearer(rotated).get("/api/letters/")
-        if first.status_code == 503:  # still inside the back-off: it says how long to wait
-            time.sleep(int(first["Retry-After"]))
-            first = bearer(rotated).get("/api/letters/")
-        assert first.status_code == 200, first.content
+        # Inside the back-off, and while the console reads the provider again in the background,
+        # the answer says how long to wait; the back-off is two seconds at most here.
+        answers = [bearer(rotated).get("/api/letters/")]
+        while answers[-1].status_code == 503 and len(answers) < 4:
+            time.sleep(int(answers[-1]["Retry-After"]))
+            answers.append(bearer(rotated).get("/api/letters/"))
+        assert answers[-1].status_code == 200, [a.content for a in answers]
+        assert sum(int(a["Retry-After"]) for a in answers[:-1]) <= 4
         assert client.get("/healthz").json()["identity_provider"]["state"] == "up"
 
 
