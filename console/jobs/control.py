@@ -115,7 +115,8 @@ def finish(job: Job, status: str, message: str = "", error: str = "") -> None:
 
 #: A job's end -> the event that tells of it (a pause only when the job paused itself: its canary).
 _ENDS: dict[str, str] = {
-    Job.Status.SUCCEEDED: "job.finished", Job.Status.FAILED: "job.failed", Job.Status.PAUSED: "job.paused",
+    Job.Status.SUCCEEDED: "job.finished", Job.Status.PARTLY_FAILED: "job.failed", Job.Status.FAILED: "job.failed",
+    Job.Status.PAUSED: "job.paused",
 }
 
 

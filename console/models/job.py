@@ -23,13 +23,17 @@ class Job(models.Model):
         WAITING = "waiting"  # the broker is unreachable; the job retries
         PAUSED = "paused"
         CANCELLED = "cancelled"
-        SUCCEEDED = "succeeded"
-        FAILED = "failed"
+        SUCCEEDED = "succeeded"  # every letter it was asked to act on
+        PARTLY_FAILED = "partly_failed", "partly failed"  # some letters, not all (console.jobs.door.runner)
+        FAILED = "failed"  # none, or it could not run
         AWAITING_APPROVAL = "awaiting_approval"  # a second person must approve it before it runs
+        REFUSED = "refused"  # the second person refused it: it never ran (console.jobs.door.approvals)
         EXPIRED = "expired"  # nobody approved it in time (console.jobs.door.approvals)
 
-    #: The statuses a job never leaves. Named here once; everything else, SQL included, uses these.
-    FINISHED = (Status.CANCELLED, Status.SUCCEEDED, Status.FAILED, Status.EXPIRED)
+    #: The statuses a job never leaves. Named here once; everything else uses these, and the
+    #: triggers that watch for a job's end list them (migration 0045).
+    FINISHED = (Status.CANCELLED, Status.SUCCEEDED, Status.PARTLY_FAILED, Status.FAILED, Status.REFUSED,
+                Status.EXPIRED)
     #: A worker has it now (or had it, if its heartbeat is stale).
     IN_WORKER = (Status.RUNNING, Status.WAITING)
     #: It has not started, or it may go on: nobody runs it now.

@@ -66,6 +66,14 @@ def _letters(fingerprint: str, actor: Actor) -> QuerySet[DeadLetter]:
     return letters
 
 
+def _named(fingerprint: str, letters: QuerySet[DeadLetter]) -> str:
+    """The group as the audit's Where names it: its fingerprint and title (the exception type of
+    its letters, else their reason), the title as the groups page shows it."""
+    first = letters.order_by("id").values("exception_type", "reason").first() or {}
+    title = first.get("exception_type") or first.get("reason") or ""
+    return (f"failure group {fingerprint}" + (f" ({title})" if title else ""))[:500]
+
+
 def _concerns(letters: QuerySet[DeadLetter]) -> list[int]:
     """One letter of the group per place the actor may see it in: what its audit rows concern."""
     return list(letters.order_by().values("place_id").annotate(first=Min("id")).values_list("first", flat=True))
@@ -104,6 +112,7 @@ def do_update_group(fingerprint: str, *, actor: Actor, reason: str = "", **chang
     row.save()
     if _facts(row) != before:
         audit.record("group.changed", actor=actor, reason=reason, letter_ids=_concerns(letters),
+                     target=_named(fingerprint, letters),
                      details={"fingerprint": fingerprint, "before": before, "after": _facts(row)})
     return row
 
@@ -120,7 +129,7 @@ def do_add_note(fingerprint: str, *, actor: Actor, text: str) -> GroupNote:
     # see all of that (console.access.scope).
     places = sorted(set(letters.order_by().values_list("place_id", flat=True).distinct()))
     note = GroupNote.objects.create(group=row, author=actor_name(actor), text=text, places=places)
-    audit.record("group.note", actor=actor, letter_ids=_concerns(letters),
+    audit.record("group.note", actor=actor, letter_ids=_concerns(letters), target=_named(fingerprint, letters),
                  details={"fingerprint": fingerprint, "note": note.pk, "text": text})
     return note
 
@@ -154,7 +163,8 @@ def reopen_groups() -> list[str]:
             counts = dict(newer.order_by().values_list("place_id").annotate(n=Count("id")))
             places = DeadPlace.objects.select_related("broker").in_bulk(list(counts))
             for place_id, count in sorted(counts.items()):
-                audit.record("group.reopened", actor=GROUPS_ACTOR, count=count,
+                audit.record("group.reopened", actor=GROUPS_ACTOR, count=count, place=places.get(place_id),
+                             target=_named(row.fingerprint, newer),
                              letter_ids=_concerns(newer.filter(place_id=place_id)),
                              details={"fingerprint": row.fingerprint, "new_letters": count})
             owner, fingerprint = row.owner, row.fingerprint

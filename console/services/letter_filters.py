@@ -8,6 +8,7 @@ Its keys are FILTER_KEYS of console.services.selection, as strings: numbers are 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -58,6 +59,10 @@ def escaped(needle: bytes) -> str:
         "\\\\" if byte == 0x5C else chr(byte) if 0 < byte < 0x80 else f"\\{byte:03o}" for byte in needle
     )
 
+
+#: How many hex digits a failure group's fingerprint has (console.letters.envelope).
+FINGERPRINT_DIGITS = 16
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 #: The state filter's word for every state (as the groups' filter takes it).
 ANY_STATE = "any"
@@ -131,7 +136,8 @@ class LetterFilterSet(FilterSet):
     origin = TextFilter(method="filter_origin", help_text="Origin queue or address")
     reason = TextFilter(field_name="reason", help_text="e.g. rejected, expired, maxlen, delivery_limit")
     exception = TextFilter(field_name="exception_type", help_text="Exception type")
-    fingerprint = TextFilter(field_name="fingerprint", help_text="Failure group")
+    fingerprint = TextFilter(method="filter_fingerprint",
+                             help_text="Failure group: its fingerprint, or its first characters as pages show them")
     header = TextFilter(method="filter_header", help_text="Has this header")
     header_value = TextFilter(method="filter_header_value", help_text="...with this value (needs header)")
     q = TextFilter(method="filter_body", help_text="Text contained in the body")
@@ -159,6 +165,15 @@ class LetterFilterSet(FilterSet):
         if qs.model is DeadLetter:  # a letter in flight is replaying (console.services.flights)
             return qs.filter(states_condition(value))
         return qs.filter(state__in=value)
+
+    def filter_fingerprint(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        """The whole fingerprint, or the first characters of one (pages show eight and "…"): a
+        range of the fingerprint's index, every fingerprint that starts so."""
+        wanted = value.strip().rstrip("…").rstrip(".").strip()
+        if _HEX.fullmatch(wanted) and len(wanted) < FINGERPRINT_DIGITS:
+            wanted = wanted.lower()
+            return qs.filter(fingerprint__gte=wanted, fingerprint__lt=wanted + "g")  # "g" follows every hex digit
+        return qs.filter(fingerprint=value.strip())
 
     def filter_origin(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         return qs.filter(Q(origin_queue=value) | Q(origin_address=value))

@@ -8,7 +8,7 @@ from django import forms
 from django.utils import timezone
 
 from console.models import LetterState
-from console.services.letter_filters import TraceIdField
+from console.services.letter_filters import StatesField, TraceIdField
 
 
 class ReasonForm(forms.Form):
@@ -44,6 +44,30 @@ class MomentField(forms.DateTimeField):
         return moment.astimezone(UTC)
 
 
+class StatesChoiceField(StatesField):
+    """The state filter as a list to pick one state from, which takes several comma separated
+    too (``replayed,failed``), as the API's filter does and as the pages link to (the failure
+    analytics' resolved letters); given such a list, the list shows it as a choice of its own.
+    Cleaned, it is the states comma separated again, as console.services.selection takes them."""
+
+    widget = forms.Select
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.widget.choices = [("", "any state"), *LetterState.choices]
+
+    def clean(self, value):
+        states = super().clean(value)
+        return ",".join(states) if states else ""
+
+    def offer(self, given: str | None) -> None:
+        """Show ``given`` among the choices when it is a list of states (its words checked by
+        :meth:`clean`, and escaped by the template)."""
+        if given and "," in given:
+            label = " or ".join(part.strip() for part in given.split(",") if part.strip())
+            self.widget.choices = [*self.widget.choices, (given, label)]
+
+
 #: The prefix of a letter filter's hidden copy inside an action's form (the place's page writes
 #: it, the action's preview reads it back): "reason" means the failure reason in the filter and
 #: the operator's reason in the action.
@@ -61,7 +85,7 @@ class LetterFilterForm(forms.Form):
     reason = forms.CharField(required=False, max_length=50, label="Failure reason")
     exception = forms.CharField(required=False, max_length=500, label="Exception type")
     fingerprint = forms.CharField(required=False, max_length=32, label="Failure group")
-    state = forms.ChoiceField(required=False, choices=[("", "any state"), *LetterState.choices])
+    state = StatesChoiceField(required=False, max_length=200)
     header = forms.CharField(required=False, max_length=500, label="Header name")
     header_value = forms.CharField(required=False, max_length=2000, label="Header value")
     q = forms.CharField(required=False, max_length=2000, label="Body contains")
@@ -72,6 +96,13 @@ class LetterFilterForm(forms.Form):
         required=False, coerce=int, empty_value=None, label="Older than",
         choices=[("", "any age"), *[(str(hours), label) for hours, label in AGE_PRESETS]],
     )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        given = self.data.get(self.add_prefix("state")) if self.is_bound else self.initial.get("state")
+        states = self.fields["state"]
+        assert isinstance(states, StatesChoiceField)
+        states.offer(given if isinstance(given, str) else None)
 
     def filter_values(self) -> dict[str, str]:
         """The filter as console.services.selection takes it (valid fields only, non-empty)."""

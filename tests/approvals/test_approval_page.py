@@ -64,4 +64,4 @@ def test_refusing_from_the_page_needs_a_reason(client, operator, waiting):
     refused = client.post(reverse("job-refuse", args=[waiting.pk]), {"reason": "wrong place"}, follow=True)
     assert "Refused by olga" in refused.content.decode()
     waiting.refresh_from_db()
-    assert waiting.status == "cancelled"
+    assert waiting.status == "refused"

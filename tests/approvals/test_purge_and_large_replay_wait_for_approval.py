@@ -76,14 +76,14 @@ def test_a_replay_over_the_threshold_waits_and_one_under_it_does_not(
     assert [a for a, _ in _actions(job.pk)][:3] == ["job.requested", "job.approval_requested", "job.approved"]
 
 
-def test_refusal_needs_a_reason_cancels_the_job_and_is_audited(admin_user, operator, letters, queued_jobs):
+def test_refusal_needs_a_reason_refuses_the_job_and_is_audited(admin_user, operator, letters, queued_jobs):
     made = api_as(admin_user).post("/api/jobs/", {"action": "purge", "letters": [letters[0].pk], "reason": "spam"},
                                    format="json")
     job_id = made.json()["id"]
     olga = api_as(operator)
     assert olga.post(f"/api/jobs/{job_id}/refuse/", {}, format="json").status_code == 400
     refused = olga.post(f"/api/jobs/{job_id}/refuse/", {"reason": "these are customer orders"}, format="json")
-    assert refused.status_code == 200 and refused.json()["status"] == "cancelled"
+    assert refused.status_code == 200 and refused.json()["status"] == "refused"
     assert refused.json()["refused_by"] == "olga"
     assert olga.post(f"/api/jobs/{job_id}/approve/", {}, format="json").status_code == 409  # too late
     assert run_job(job_id) == "not runnable" and queued_jobs == []

@@ -104,9 +104,9 @@ def test_replay_to_a_missing_origin_leaves_letter_held_and_counts_it_failed(memo
     job = request_job("replay", actor=operator, reason="retry", filter={"origin": "orders"})
     run_job(job.pk)
     job.refresh_from_db()
-    assert (job.done, job.failed) == (0, 1)
+    assert (job.done, job.failed, job.status) == (0, 1, "failed")  # none done: failed, not succeeded
     assert DeadLetter.objects.get().state == "held"
-    assert AuditEvent.objects.filter(action="replay", outcome="refused").exists()
+    assert AuditEvent.objects.filter(action="replay", outcome="failed").exists()
 
 
 @pytest.mark.role("admin")  # purging is the admin's (console.access.roles)

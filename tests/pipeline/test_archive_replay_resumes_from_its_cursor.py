@@ -40,7 +40,7 @@ def test_a_stopped_job_resumes_from_its_cursor_with_the_same_replay_ids(spark, l
     sent = list(fake.queue("orders"))
     assert [m.body for m in sent] == [b"order 3", b"order 4"]
     assert [m.headers[REPLAY_ID_HEADER] for m in sent] == [replay_id(job.pk, letter.id) for letter in letters[3:]]
-    refused = AuditEvent.objects.get(action="archive_replay", job_id=job.pk, outcome="refused")
+    refused = AuditEvent.objects.get(action="archive_replay", job_id=job.pk, outcome="failed")
     assert refused.letter_ids == [lost.id] and "no queue named 'gone'" in refused.details["errors"][0]
 
     # A crash before the cursor moved: the batch goes again, with the same replay ids.

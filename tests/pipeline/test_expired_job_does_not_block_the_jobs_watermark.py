@@ -26,6 +26,6 @@ def test_an_unfinished_job_still_holds_back_the_ones_after_it():
     done, waiting, later = _job("failed"), _job("awaiting_approval"), _job("succeeded")
     read = [row[0] for rows in keyset(JOBS_SQL, after=0) for row in rows]
     assert read == [done.pk]
-    assert set(Job.FINISHED) == {"cancelled", "succeeded", "failed", "expired"}
+    assert set(Job.FINISHED) == {"cancelled", "succeeded", "partly_failed", "failed", "refused", "expired"}
     Job.objects.filter(pk=waiting.pk).update(status="expired")
     assert [row[0] for rows in keyset(JOBS_SQL, after=0) for row in rows] == [done.pk, waiting.pk, later.pk]

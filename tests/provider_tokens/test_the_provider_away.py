@@ -3,7 +3,8 @@ stopped after the console has read its keys: scripts' tokens signed by a key the
 are still checked and accepted, one naming a key it does not know answers 503 with Retry-After,
 and password sign-in and the pages go on as usual, the sign-in page saying the provider cannot
 be reached. Started again with a new key, the provider's new tokens are accepted once the
-back-off has passed (the console reads it again in the background, telling callers at once). How fast they answer is measured by benchmarks/provider_outage.py."""
+back-off has passed (the console reads it again in the background, telling callers at once).
+How fast they answer is measured by benchmarks/provider_outage.py."""
 
 from __future__ import annotations
 

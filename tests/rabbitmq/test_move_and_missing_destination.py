@@ -41,6 +41,6 @@ def test_replay_to_a_queue_that_no_longer_exists_leaves_the_letter_held(kit, cap
     assert (job.done, job.failed) == (0, 1)
     letter.refresh_from_db()
     assert letter.state == "held"
-    refused = AuditEvent.objects.get(action="replay", job_id=job.pk, outcome="refused")
+    refused = AuditEvent.objects.get(action="replay", job_id=job.pk, outcome="failed")
     assert refused.letter_ids == [letter.id]
     assert refused.details["errors"] == [f"no queue {work!r} on vhost '/'"]

@@ -63,3 +63,18 @@ def test_ticked_letters_across_places_are_previewed_alone(signed_in, letters):
     preview = signed_in.post(reverse("letters-preview"),
                              {"action": "replay", "ids": [letters[0].pk, letters[2].pk]}).content.decode()
     assert '<strong id="preview-count">2</strong>' in preview and "ticked by hand" in preview
+
+
+def test_several_states_as_the_analytics_link_them_filter_the_page(signed_in, letters):
+    """Issue 46: the failure analytics link their resolved letters as ``state=replayed,failed``;
+    the page takes the list as the API does, shows it as the chosen state, and says no error."""
+    from console.models import DeadLetter
+
+    DeadLetter.objects.filter(pk=letters[0].pk).update(state="replayed")
+    DeadLetter.objects.filter(pk=letters[2].pk).update(state="failed")
+    html = signed_in.get(reverse("letters"), {"state": "replayed,failed"}).content.decode()
+    assert "Select a valid choice" not in html and 'class="errorlist"' not in html
+    assert set(re.findall(r'href="/letters/(\d+)/"', html)) == {str(letters[0].pk), str(letters[2].pk)}
+    assert '<option value="replayed,failed" selected>replayed or failed</option>' in html
+    refused = signed_in.get(reverse("letters"), {"state": "replayed,lost"}).content.decode()
+    assert "must be states among" in refused

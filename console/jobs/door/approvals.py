@@ -174,11 +174,11 @@ def do_approve(job: Job, *, actor: Actor, reason: str = "") -> Job:
 
 @transaction.atomic
 def do_refuse(job: Job, *, actor: Actor, reason: str) -> Job:
-    """Refuse a waiting job (a reason is required): it is cancelled and never runs."""
+    """Refuse a waiting job (a reason is required): it is refused and never runs."""
     reason = require_reason(reason, ApprovalError, "to refuse a job")
     job = _waiting(job)
     now = timezone.now()
-    job.status = Job.Status.CANCELLED
+    job.status = Job.Status.REFUSED
     job.refused_by = actor_user(actor)
     job.refused_at = now
     job.finished_at = now

@@ -45,5 +45,16 @@ def _run(job: Job) -> str:
         log.exception("job %s failed", job_id)
         finish(job, Job.Status.FAILED, "failed: internal error", error=f"{type(exc).__name__}: {exc}")
         raise
-    finish(job, Job.Status.SUCCEEDED, summary)
-    return Job.Status.SUCCEEDED
+    status = outcome(Job.objects.values_list("done", "failed").get(pk=job_id))
+    finish(job, status, summary)
+    return status
+
+
+def outcome(counts: tuple[int, int]) -> str:
+    """How a job that ran to its end ended, from (done, failed): ``succeeded`` only when no
+    letter failed; ``partly failed`` when some did and some did not; ``failed`` when none was
+    done. The job page, ``/jobs/``, the API, the audit and the notifications all say this word."""
+    done, failed = counts
+    if not failed:
+        return Job.Status.SUCCEEDED
+    return Job.Status.PARTLY_FAILED if done else Job.Status.FAILED

@@ -340,7 +340,7 @@ def _record_outcome(job: Job, to: Publishing, flight: Flight, results: Outcome |
                 errors = sorted({refused[letter.id] for letter in letters})
                 audit.record(to.audited_as, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                              place=places.get(place_id), letter_ids=[letter.id for letter in letters],
-                             outcome="refused", details={"errors": errors[:20]})
+                             outcome="failed", details={"errors": errors[:20]})
             row = Job.objects.select_for_update().get(pk=job.pk)
             for message in sorted(set(refused.values()))[:5]:
                 row.add_log(f"not confirmed: {message}")

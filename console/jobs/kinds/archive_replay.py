@@ -160,14 +160,14 @@ def _record(job: Job, confirmed: list[Row], refused_rows: list[Row], errors: dic
             cursor: int) -> None:
     """One audit row per dead place and outcome, with the job's counters, in one transaction."""
     with transaction.atomic():
-        for outcome, rows in (("confirmed", confirmed), ("refused", refused_rows)):
+        for outcome, rows in (("confirmed", confirmed), ("failed", refused_rows)):
             by_place: dict[tuple[int, int, str], list[Row]] = defaultdict(list)
             for row in rows:
                 by_place[(row.broker_id, row.place, str(row.day))].append(row)
             for (broker_id, place_id, day), letters in by_place.items():
                 place = DeadPlace.objects.select_related("broker").filter(pk=place_id).first()
                 details: dict[str, Any] = {"lake": job.selection["lake"], "partition": f"{day}/{place_id}"}
-                if outcome == "refused":
+                if outcome == "failed":
                     details["errors"] = sorted({errors[row.id] for row in letters})[:20]
                 audit.record(job.kind, actor=job.actor_name, reason=job.reason, ticket=job.ticket, job=job,
                              broker=Broker.objects.filter(pk=broker_id).first() if place is None else None,

@@ -198,12 +198,14 @@ def do_delete_rule(rule: Rule, *, actor: Actor, reason: str = "") -> None:
 
 
 def _where(rule: Rule) -> dict[str, Any]:
-    """What an audit row of a rule concerns: its place or broker (a rule over everything: neither)."""
+    """What an audit row of a rule concerns: the rule by its name, and its place or broker (a
+    rule over everything: neither)."""
+    named = {"target": f"rule {rule.name}"}
     if rule.place_id is not None:
-        return {"place": DeadPlace.objects.select_related("broker").get(pk=rule.place_id)}
+        return {**named, "place": DeadPlace.objects.select_related("broker").get(pk=rule.place_id)}
     if rule.broker_id is not None:
-        return {"broker": Broker.objects.get(pk=rule.broker_id)}
-    return {}
+        return {**named, "broker": Broker.objects.get(pk=rule.broker_id)}
+    return named
 
 
 def handling_of(letter: DeadLetter) -> LetterHandling | None:

@@ -8,13 +8,15 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
-from django_htmx.http import HttpResponseStopPolling
+from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from console.access.redaction_policy import mask_jobs
+from console.access.redaction_policy import mask_events, mask_jobs
+from console.access.roles import has
 from console.access.scope import visible
 from console.jobs.door.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.jobs.kinds import kind
-from console.models import Job
+from console.jobs.kinds.base import SELECTION
+from console.models import AuditEvent, DeadLetter, Job, LetterState
 from console.services.selection import arrived_since
 from console.web.job_actions import act_on_job
 from console.web.paging import page_before
@@ -61,10 +63,15 @@ def job_detail(request, job_id: int):
     # What the operator saw is what the job touches: how many arrived since (none for a job
     # with no frozen filter). Read, like the approval's preview, before the job's texts are
     # masked for the page.
+    seen = request.GET.get("seen", "")
+    if request.htmx and seen and seen != job.status and (seen in _PAGE_CHANGES or job.status in _PAGE_CHANGES):
+        # Approved or refused since the page was drawn: the approval part goes, the page is new.
+        return HttpResponseClientRefresh()
     arrived = arrived_since(job.selection, reader=request.user) if not request.htmx else 0
     approval = approval_context(request, job) if not request.htmx else {}
+    failed = failed_letters(request.user, job) if job.is_finished and not request.htmx else {}
     mask_jobs(request.user, [job])
-    context: dict[str, Any] = {"job": job, "job_kind": kind(job.kind), "controls": controls(job)}
+    context: dict[str, Any] = {"job": job, "job_kind": kind(job.kind), "controls": controls(job), **failed}
     if request.htmx:
         # Swap the buttons only when they change, so keyboard focus on one is not lost each second.
         context["controls_changed"] = request.GET.get("shown", "") != ",".join(context["controls"])
@@ -75,6 +82,28 @@ def job_detail(request, job_id: int):
     context["arrived_since"] = arrived
     context.update(approval)
     return render(request, "web/job.html", context)
+
+
+#: A job's status that, left or reached, changes more of its page than the progress part.
+_PAGE_CHANGES = {Job.Status.AWAITING_APPROVAL, Job.Status.REFUSED, Job.Status.EXPIRED}
+
+
+def failed_letters(user, job: Job) -> dict[str, Any]:
+    """The letters the job could not act on, as its audit rows say (each place's, with the
+    broker's reasons, masked for ``user``), and those still held that ``user`` may see: what a
+    retry of the same kind would act on, with the job's own parameters."""
+    events = mask_events(user, list(visible(user, AuditEvent.objects.filter(job_id=job.pk, outcome="failed"))
+                                    .order_by("id")))
+    if not events:
+        return {}
+    ids = sorted({letter_id for event in events for letter_id in event.letter_ids})
+    held = list(visible(user, DeadLetter.objects.filter(id__in=ids, state=LetterState.HELD))
+                .order_by("id").values_list("id", flat=True))
+    job_kind = kind(job.kind)
+    retry = job_kind.name if held and SELECTION in job_kind.offered_on and has(user, job_kind.permission) else ""
+    params = [(ask.name, job.params[ask.name]) for ask in job_kind.asks
+              if not ask.at_confirm and job.params.get(ask.name) not in (None, "")]
+    return {"failed_events": events, "retry_kind": retry, "retry_ids": held, "retry_params": params}
 
 
 def _control(request, job_id: int, name: str):
