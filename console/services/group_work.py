@@ -69,8 +69,8 @@ def _letters(fingerprint: str, actor: Actor) -> QuerySet[DeadLetter]:
 def _named(fingerprint: str, letters: QuerySet[DeadLetter]) -> str:
     """The group as the audit's Where names it: its fingerprint and title (the exception type of
     its letters, else their reason), the title as the groups page shows it."""
-    first = letters.order_by("id").values("exception_type", "reason").first() or {}
-    title = first.get("exception_type") or first.get("reason") or ""
+    first = letters.order_by("id").values_list("exception_type", "reason").first()
+    title = (first[0] or first[1]) if first else ""
     return (f"failure group {fingerprint}" + (f" ({title})" if title else ""))[:500]
 
 
