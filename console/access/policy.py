@@ -103,6 +103,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "redaction-delete": MANAGE_REDACTION,
     "notifications": MANAGE_USERS,
     "channel-test": MANAGE_USERS,
+    "channel-change": MANAGE_USERS,
     "roles": MANAGE_USERS,
     "role-grant": MANAGE_USERS,
     # Which role and limits each group of the identity provider gives (console.services.claim_mappings

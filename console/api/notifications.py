@@ -17,7 +17,14 @@ from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.notifications.events import EVENTS
 from console.notifications.kinds.base import NotifyError
 from console.notifications.registry import KINDS
-from console.services.channels import do_add_channel, do_change_channel, do_subscribe, notify_test, user_named
+from console.services.channels import (
+    do_add_channel,
+    do_change_channel,
+    do_delete_channel,
+    do_subscribe,
+    notify_test,
+    user_named,
+)
 from console.services.filtersets import DeliveryFilterSet
 from console.services.parsing import ApiIntegerField, parsed
 
@@ -108,6 +115,12 @@ class ChannelDetail(APIView):
         given = ChannelChangeSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         return Response(ChannelSerializer(do_change_channel(channel, actor=request.user, **given.validated_data)).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, channel_id: int):
+        """Delete the channel, its subscriptions and its delivery log (audited)."""
+        do_delete_channel(generics.get_object_or_404(Channel, pk=channel_id), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ChannelTest(APIView):

@@ -132,6 +132,17 @@ def do_change_channel(channel: Channel, *, actor: Actor, name: str | None = None
     return channel
 
 
+@transaction.atomic
+def do_delete_channel(channel: Channel, *, actor: Actor) -> None:
+    """Delete a channel, its subscriptions and its delivery log (the audit row counts them)."""
+    _admin(actor)
+    channel = Channel.objects.select_for_update().get(pk=channel.pk)
+    details = {"channel": channel.pk, "name": channel.name, "kind": channel.kind, "target": channel.target,
+               "subscriptions": channel.subscriptions.count(), "deliveries": channel.deliveries.count()}
+    channel.delete()
+    audit.record("channel.deleted", actor=actor, target=f"channel {details['name']}", details=details)
+
+
 def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user: User | None = None,
                  group: Group | None = None,
                  place: DeadPlace | None = None, threshold: int | None = None) -> Subscription:

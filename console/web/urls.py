@@ -70,6 +70,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("notifications/", notifications.notifications, name="notifications"),
     path("notifications/channels/<int:channel_id>/test/", notifications.channel_test, name="channel-test"),
+    path("notifications/channels/<int:channel_id>/", notifications.channel_change, name="channel-change"),
     path("rules/", rules.rule_list, name="rules"),
     path("rules/<int:rule_id>/dry-run/", rules.rule_dry_run, name="rule-dry-run"),
     path("rules/<int:rule_id>/switch/", rules.rule_switch, name="rule-switch"),

@@ -71,7 +71,7 @@ def test_a_body_near_one_mib_survives_and_one_that_cannot_be_republished_is_refu
     job = request_job("replay", actor="tests", reason="try", ids=[full_letter.id])
     run_job(job.pk)
     job = Job.objects.get(pk=job.pk)
-    assert (job.status, job.done, job.failed) == ("succeeded", 0, 1)
+    assert (job.status, job.done, job.failed) == ("failed", 0, 1)
     assert any("exceed the server's max_payload" in entry["message"] for entry in job.log)
     full_letter.refresh_from_db()
     assert full_letter.state == "held"

@@ -32,10 +32,10 @@ def test_move_to_another_existing_stream(redis_client, names, held, operator):
 def test_a_missing_destination_stream_is_not_created_and_the_letter_stays_held(redis_client, names, held, operator):
     nowhere = names("typo")
     job = move(operator, [held[0].id], nowhere)
-    assert (job.status, job.done, job.failed) == ("succeeded", 0, 1)
+    assert (job.status, job.done, job.failed) == ("failed", 0, 1)
     assert not redis_client.exists(nowhere)
     assert DeadLetter.objects.get(pk=held[0].pk).state == "held"
-    refused = AuditEvent.objects.get(action="move", outcome="refused")
+    refused = AuditEvent.objects.get(action="move", outcome="failed")
     assert "no stream named" in refused.details["errors"][0]
 
 

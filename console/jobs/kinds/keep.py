@@ -20,6 +20,7 @@ from console.services.keeping import do_keep
 
 
 class Keep(PlaceKind[NoParams]):
+    reads_place = False
     name = "keep"
     label = "Keep in custody"
     exclusive_with = ("keep",)

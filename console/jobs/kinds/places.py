@@ -14,11 +14,17 @@ class PlaceKind(JobKind[P]):
     facts_template = ""  # its job page shows the place, as every job's page does
     #: Kinds whose unfinished jobs on the same place refuse a new one of this kind.
     exclusive_with: ClassVar[tuple[str, ...]] = ()
+    #: It reads the place on the broker, so a place discovery no longer finds is refused (a keep
+    #: job is the keeper's, which lets a gone place go by itself).
+    reads_place: ClassVar[bool] = True
 
     def place(self, given: dict[str, Any]) -> DeadPlace:
         place = given.get("place")
         if not isinstance(place, DeadPlace):
             raise JobError(f"a {self.name} job needs a dead place")
+        if self.reads_place and place.gone:
+            raise JobError(f"{place} is gone from its broker (discovery no longer finds it): there is nothing "
+                           f"to {self.name}; discover again if it is back")
         return place
 
     def refuse_if_busy(self, place: DeadPlace) -> None:

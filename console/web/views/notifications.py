@@ -16,7 +16,13 @@ from console.models import Channel, DeadPlace, Delivery, Subscription
 from console.notifications.events import EVENTS
 from console.notifications.kinds.base import NotifyError
 from console.notifications.registry import kind_choices
-from console.services.channels import do_add_channel, do_subscribe, notify_test
+from console.services.channels import (
+    do_add_channel,
+    do_change_channel,
+    do_delete_channel,
+    do_subscribe,
+    notify_test,
+)
 from console.services.parsing import IntegerField
 
 
@@ -25,6 +31,14 @@ class ChannelForm(forms.Form):
     kind = forms.ChoiceField(choices=kind_choices)
     target = forms.CharField(max_length=1000)
     secret = forms.CharField(required=False, widget=forms.PasswordInput)
+
+
+class ChannelChangeForm(forms.Form):
+    """A channel's name and target as the page edits them (its kind stays what it is)."""
+
+    name = forms.CharField(max_length=100)
+    target = forms.CharField(max_length=1000)
+    enabled = forms.BooleanField(required=False)
 
 
 class SubscriptionForm(forms.Form):
@@ -70,6 +84,28 @@ def notifications(request):
             "channel", "user", "group", "place__broker")),
         "deliveries": visible(request.user, Delivery.objects.select_related("channel"))[:100],
     })
+
+
+@require_POST
+def channel_change(request, channel_id: int):
+    """Rename a channel or point it elsewhere (its target as shown, with ``***``, keeps the stored
+    credentials); or delete it, with its subscriptions and delivery log."""
+    channel = get_object_or_404(Channel, pk=channel_id)
+    try:
+        if request.POST.get("delete") == "yes":
+            do_delete_channel(channel, actor=request.user)
+            messages.success(request, f"Channel {channel.name!r} deleted, with its subscriptions and deliveries.")
+        else:
+            form = ChannelChangeForm(request.POST)
+            if not form.is_valid():
+                messages.error(request, "; ".join(f"{field}: {' '.join(str(error) for error in errors)}"
+                                                  for field, errors in form.errors.items()))
+                return redirect("notifications")
+            do_change_channel(channel, actor=request.user, **form.cleaned_data)
+            messages.success(request, f"Channel {form.cleaned_data['name']!r} saved.")
+    except NotifyError as exc:
+        messages.error(request, str(exc))
+    return redirect("notifications")
 
 
 @require_POST
