@@ -14,9 +14,9 @@ that the console stays fast while the provider is away.
   key not in the set makes the set be read again, at most once every
   :data:`REFETCH_COOLDOWN_SECONDS`, so made-up key ids cannot make the console hammer the
   provider; that is also how a rotated key reaches the console.
-- One thread reads the provider at a time: the others use what is known meanwhile (a known
-  key), or wait for that read (a key not known yet). Once the provider has been away, it is
-  read again in the background when the back-off ends, and every caller is told at once.
+- The provider is read in the background, one read at a time: callers use what is known
+  meanwhile (a known key), or wait for the read at most :data:`WAIT_SECONDS` (a key not known
+  yet), and not at all once the provider has been away: they are told at once.
 
 :func:`health` tells the provider's state without calling it (``/healthz``).
 """
@@ -39,6 +39,9 @@ MOST_SECONDS = 24 * 3600
 FIRST_BACKOFF_SECONDS = 1.0
 MOST_BACKOFF_SECONDS = 60.0
 REFETCH_COOLDOWN_SECONDS = 30.0
+#: How long a request waits for the provider to be read (a new key, a stale document): a
+#: provider slower than that is read on in the background, the request told to try again.
+WAIT_SECONDS = 1.0
 #: A provider that does not answer in a few seconds is counted away.
 TIMEOUT = httpx.Timeout(5.0, connect=3.0)
 
@@ -68,6 +71,8 @@ class _Known:
     retry_at: float = 0.0
     error: str = ""
     reading: threading.Event | None = None
+    #: The read in flight has outlasted a caller's patience: the next ones do not wait for it.
+    slow: bool = False
 
     def away(self, now: float) -> bool:
         return self.failures > 0 and now < self.retry_at
@@ -144,32 +149,28 @@ def health(issuer: str | None = None) -> dict[str, Any]:
 def _read(known: _Known, *, keys: bool, wait: bool = True) -> None:
     """Read the discovery document when it is stale or missing, and the key set if ``keys``.
 
-    One read at a time: another caller waits for it (``wait``) or is told Unreachable. Once the
-    provider has been away, a read is made in the background and the caller is told at once:
-    no request waits on a provider that was away (a hung one would hold it for the timeout)."""
+    The read is made in the background, one at a time. The caller waits for it at most
+    :data:`WAIT_SECONDS` (``wait``), and not at all once the provider has been away; a read
+    not done by then goes on while the caller is told Unreachable (try again in a second): no
+    request is held for a hung provider's timeout."""
     started = time.monotonic()
-    while True:
+    for _ in range(2):  # a second time when the read that ended read no keys and keys are wanted
         with _lock:
             reading = known.reading
             if reading is None:
-                known.reading = threading.Event()
-        if reading is None:
-            break
-        if not wait or known.failures:  # a provider that was away is not waited for again
-            raise Unreachable(known.error or "the identity provider is being read", 1)
-        reading.wait(TIMEOUT.read or 5.0)
+                reading = known.reading = threading.Event()
+                threading.Thread(target=_fetch_quietly, args=(known, keys), name="dlo-provider-read",
+                                 daemon=True).start()
+        patience = WAIT_SECONDS if wait and not (known.failures or known.slow) else 0.0
+        if not reading.wait(patience):
+            known.slow = True  # nobody else waits for this read
+            raise Unreachable(known.error or "the identity provider has not answered yet", 1)
         now = time.monotonic()
         if known.away(now):
             raise known.unreachable(now)
         if not keys or known.keys_read_at >= started:
             return
-    if known.failures:
-        threading.Thread(target=_fetch_quietly, args=(known, keys), name="dlo-provider-read", daemon=True).start()
-        raise Unreachable(known.error, 1)
-    try:
-        _fetch(known, keys=keys)
-    finally:
-        _done_reading(known)
+    raise Unreachable("the identity provider's key set is being read", 1)
 
 
 def _fetch_quietly(known: _Known, keys: bool) -> None:
@@ -183,7 +184,7 @@ def _fetch_quietly(known: _Known, keys: bool) -> None:
 
 def _done_reading(known: _Known) -> None:
     with _lock:
-        event, known.reading = known.reading, None
+        event, known.reading, known.slow = known.reading, None, False
     if event is not None:
         event.set()
 
