@@ -40,3 +40,10 @@ def test_the_shown_prefix_finds_the_groups_letters(signed_in, two_groups, shown)
     assert set(re.findall(r'name="ids" value="(\d+)"', html)) == {str(letter.pk) for letter in timeouts}
     api = signed_in.get("/api/letters/", {"fingerprint": given}).json()
     assert {row["id"] for row in api["results"]} == {letter.pk for letter in timeouts}
+
+
+def test_a_groups_page_says_its_count_plainly(signed_in, two_groups):
+    (letter, _), _ = two_groups
+    html = signed_in.get(reverse("group", args=[letter.fingerprint])).content.decode()
+    assert re.search(r'<p class="note" id="group-count">2 letters, from orders;', html)
+    assert "you may see" not in html

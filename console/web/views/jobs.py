@@ -16,7 +16,7 @@ from console.access.scope import visible
 from console.jobs.door.steering import do_cancel_job, do_pause_job, do_resume_job
 from console.jobs.kinds import kind
 from console.jobs.kinds.base import SELECTION
-from console.models import AuditEvent, DeadLetter, Job, LetterState
+from console.models import AuditEvent, Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.services.selection import arrived_since
 from console.web.job_actions import act_on_job
 from console.web.paging import page_before
@@ -71,7 +71,8 @@ def job_detail(request, job_id: int):
     approval = approval_context(request, job) if not request.htmx else {}
     failed = failed_letters(request.user, job) if job.is_finished and not request.htmx else {}
     mask_jobs(request.user, [job])
-    context: dict[str, Any] = {"job": job, "job_kind": kind(job.kind), "controls": controls(job), **failed}
+    context: dict[str, Any] = {"job": job, "job_kind": kind(job.kind), "controls": controls(job),
+                               "named_filter": named_filter((job.selection or {}).get("filter") or {}), **failed}
     if request.htmx:
         # Swap the buttons only when they change, so keyboard focus on one is not lost each second.
         context["controls_changed"] = request.GET.get("shown", "") != ",".join(context["controls"])
@@ -86,6 +87,19 @@ def job_detail(request, job_id: int):
 
 #: A job's status that, left or reached, changes more of its page than the progress part.
 _PAGE_CHANGES = {Job.Status.AWAITING_APPROVAL, Job.Status.REFUSED, Job.Status.EXPIRED}
+
+
+def named_filter(given: dict[str, Any]) -> list[tuple[str, str]]:
+    """A job's filter as its page shows it: a place or a broker by its name, with its id beside."""
+    shown = []
+    for key, value in given.items():
+        if key == "place" and (place := DeadPlace.objects.select_related("broker").filter(pk=value).first()):
+            shown.append((key, f"{place.broker.name} / {place.name} (#{place.pk})"))
+        elif key == "broker" and (broker := Broker.objects.filter(pk=value).first()):
+            shown.append((key, f"{broker.name} (#{broker.pk})"))
+        else:
+            shown.append((key, str(value)))
+    return shown
 
 
 def failed_letters(user, job: Job) -> dict[str, Any]:

@@ -89,7 +89,8 @@ def rule_list(request):
         else:
             messages.success(request, f"Rule {rule.name!r} saved as a draft: look at its dry run, then enable it.")
             return redirect("rules")
-    rules = list(visible(request.user, Rule.objects.filter(deleted_at__isnull=True)).select_related("enabled_by"))
+    rules = list(visible(request.user, Rule.objects.filter(deleted_at__isnull=True)).select_related(
+        "enabled_by", "place__broker", "broker"))
     for rule in rules:
         rule.description = describe_action(rule.action)
         rule.match_json = json.dumps(rule.match, ensure_ascii=False)
