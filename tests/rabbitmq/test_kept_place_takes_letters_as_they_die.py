@@ -33,12 +33,18 @@ def _client(user) -> APIClient:
     return client
 
 
-def _held_by_the_keeper(kit, place: DeadPlace) -> None:
+def _held_by_the_keeper(kit, place: DeadPlace, keeper) -> None:
     """Until the keeper holds the place (its keep job runs and its reader consumes the queue):
     the bound is from death to custody, not the keeper process's start or its reader's first
-    connection, which take longer on a machine busy with other tests."""
-    kit.wait_for(lambda: Job.objects.filter(kind="keep", place=place, status="running").exists()
-                 and kit.consumers(place.name) > 0, f"the keeper to hold {place}", seconds=60)
+    connection, which take longer on a machine busy with other tests. When it never does, the
+    failure says what the keep jobs and the keeper's log were (once seen in CI, not yet here)."""
+    try:
+        kit.wait_for(lambda: Job.objects.filter(kind="keep", place=place, status="running").exists()
+                     and kit.consumers(place.name) > 0, f"the keeper to hold {place}", seconds=60)
+    except AssertionError as exc:
+        jobs = list(Job.objects.filter(kind="keep", place=place).values_list("pk", "status", "error"))
+        raise AssertionError(f"{exc}; keep jobs {jobs}; consumers {kit.consumers(place.name)}; keeper log:\n"
+                             f"{keeper.log()}") from None
 
 
 def _dies_and_is_kept(kit, work: str, place: DeadPlace, body: bytes) -> float:
@@ -63,7 +69,7 @@ def test_letters_are_in_custody_seconds_after_they_die_until_keeping_is_turned_o
     assert answer.status_code == 200, answer.content
     assert api.get(f"/api/places/{place.pk}/").json()["keep_in_custody"] is True
     keeper.start()
-    _held_by_the_keeper(kit, place)
+    _held_by_the_keeper(kit, place, keeper)
 
     took = [_dies_and_is_kept(kit, work, place, f"order {n}".encode()) for n in range(3)]
     print(f"death to custody: {', '.join(f'{t:.2f}s' for t in took)}")
@@ -96,7 +102,7 @@ def test_a_queue_declared_later_is_discovered_and_kept_by_the_brokers_default(ki
     assert place.keep_in_custody
     appeared = AuditEvent.objects.get(action="place.appeared", place_name=dlq)
     assert appeared.details["keep_in_custody"] is True
-    _held_by_the_keeper(kit, place)
+    _held_by_the_keeper(kit, place, keeper)
     _dies_and_is_kept(kit, work, place, b"first letter of a new queue")
     assert AuditEvent.objects.filter(action="broker.keep_new_places", actor_name="olga", outcome="on").exists()
 
