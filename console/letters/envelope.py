@@ -18,6 +18,9 @@ _VOLATILE = [
     (re.compile(r"\s+"), " "),
 ]
 
+#: How many hex digits a failure group's fingerprint has (the filters take fewer: its first ones).
+FINGERPRINT_DIGITS = 16
+
 
 def normalize_message(message: str) -> str:
     text = message[:2000]
@@ -71,7 +74,7 @@ class FailureEnvelope:
             "|".join(top_frames(self.exception_stack)),
             self.origin_queue,
         ]
-        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:FINGERPRINT_DIGITS]
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -20,6 +20,7 @@ browser's session when it is that provider session: nothing else, since nothing 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 
 from django.conf import settings
 from django.contrib.auth import logout
@@ -28,6 +29,7 @@ from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
@@ -71,18 +73,16 @@ def back_channel(request: HttpRequest) -> HttpResponse:
         answer["Retry-After"] = str(exc.retry_after)
         return answer
     events = claims.get("events")
-    subject, sid = claims.get("sub"), claims.get("sid")
+    subject, sid = (value if isinstance(value := claims.get(name), str) else "" for name in ("sub", "sid"))
     if not isinstance(events, dict) or EVENT not in events:
         return _refused("the logout token carries no back-channel logout event")
     if "nonce" in claims:
         return _refused("a logout token carries no nonce")
-    if not (isinstance(subject, str) and subject) and not (isinstance(sid, str) and sid):
+    if not subject and not sid:
         return _refused("the logout token names neither a subject (sub) nor a session (sid)")
-    ended = end_sessions(subject=subject if isinstance(subject, str) else "", sid=sid if isinstance(sid, str) else "")
+    ended = end_sessions(subject=subject, sid=sid)
     log.info("the identity provider signed out %s session(s) of one subject", ended)
-    done = HttpResponse(status=200)
-    done["Cache-Control"] = "no-store"
-    return done
+    return _not_kept(HttpResponse(status=200))
 
 
 def end_sessions(*, subject: str, sid: str) -> int:
@@ -97,10 +97,10 @@ def end_sessions(*, subject: str, sid: str) -> int:
     with transaction.atomic():
         rows = list(ProviderSession.objects.select_related("user").filter(matching, issuer=issuer))
         Session.objects.filter(session_key__in=[row.session_id for row in rows]).delete()  # theirs go too
-        for user in {row.user for row in rows}:
+        for user, sessions in Counter(row.user for row in rows).items():
             audit.record(BACK_CHANNEL, actor=user, target=user.get_username(), outcome="signed out",
                          details={"provider": issuer, "subject": subject or None, "sid": sid or None,
-                                  "sessions": sum(1 for row in rows if row.user == user)})
+                                  "sessions": sessions})
     return len(rows)
 
 
@@ -116,9 +116,7 @@ def front_channel(request: HttpRequest) -> HttpResponse:
             audit.record(BACK_CHANNEL, actor=user, target=user.get_username(), outcome="signed out",
                          details={"provider": row.issuer, "sid": row.sid, "sessions": 1, "channel": "front"})
             logout(request)
-    answer = HttpResponse(status=200)
-    answer["Cache-Control"] = "no-store"
-    return answer
+    return _not_kept(HttpResponse(status=200))
 
 
 def _refused(why: str, *, status: int = 400, record: bool = True) -> HttpResponse:
@@ -126,6 +124,10 @@ def _refused(why: str, *, status: int = 400, record: bool = True) -> HttpRespons
         with transaction.atomic():
             audit.record(REFUSED, actor=ANONYMOUS, outcome="refused",
                          details={"provider": settings.DLO_OIDC_ISSUER, "why": why})
-    answer = JsonResponse({"error": "invalid_request", "error_description": why}, status=status)
-    answer["Cache-Control"] = "no-store"
-    return answer
+    return _not_kept(JsonResponse({"error": "invalid_request", "error_description": why}, status=status))
+
+
+def _not_kept(response: HttpResponse) -> HttpResponse:
+    """No cache may keep a logout's answer (section 2.8)."""
+    patch_cache_control(response, no_store=True)
+    return response

@@ -28,6 +28,7 @@ from django.db.models import (
 from django_filters import FilterSet
 
 from console.letters import compression
+from console.letters.envelope import FINGERPRINT_DIGITS
 from console.models import DeadLetter, LetterState
 from console.models.letter import LetterSearch, LetterTrace
 from console.services.flights import states_condition
@@ -60,8 +61,6 @@ def escaped(needle: bytes) -> str:
     )
 
 
-#: How many hex digits a failure group's fingerprint has (console.letters.envelope).
-FINGERPRINT_DIGITS = 16
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 #: The state filter's word for every state (as the groups' filter takes it).
