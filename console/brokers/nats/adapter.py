@@ -46,7 +46,6 @@ dropped. Connects give up after one retry, so an unreachable server is a quick B
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -72,7 +71,7 @@ from console.brokers.base import (
 from console.brokers.nats import advisories
 from console.brokers.nats.capture import NatsCapture
 from console.brokers.nats.connection import connect, translate
-from console.brokers.nats.depths import trackers_of
+from console.brokers.nats.depths import consumers_of, trackers_of
 from console.brokers.nats.letters import fetch_dead, letter
 from console.brokers.nats.publish import publish_all
 from console.brokers.nats.reader import NatsReader
@@ -200,7 +199,7 @@ class NatsAdapter(Adapter):
                 if name is None or name == self.advisory_stream:
                     continue  # None: nats-py's types allow a stream without a name; the server lists none
                 try:
-                    consumers = await _all(functools.partial(js.consumers_info, name))
+                    consumers = await consumers_of(js, name)
                 except NotFoundError:
                     continue  # deleted since the listing
                 for consumer in consumers:
