@@ -16,3 +16,8 @@ application = get_wsgi_application()
 refused = [str(message) for message in checks.run_checks(include_deployment_checks=False) if message.is_serious()]
 if refused:
     raise ImproperlyConfigured("the console's settings were refused:\n" + "\n".join(refused))
+# A script's first request finds the identity provider's keys read (or being read).
+from console.security import access_tokens, provider  # noqa: E402 - after the application is made
+
+if access_tokens.enabled():
+    provider.warm()

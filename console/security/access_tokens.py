@@ -51,14 +51,17 @@ def validate(token: str) -> dict[str, Any]:
     """The claims of a token the API accepts (the module's rules 1-3), or TokenRefused; or
     provider.Unreachable when its key is not known and the provider cannot be read."""
     return verified(token, audience=settings.DLO_OIDC_API_AUDIENCE, required=("exp", "iss", "aud", "sub"),
-                    meant_for="this console's API (aud lacks DLO_OIDC_API_AUDIENCE)")
+                    meant_for="this console's API (aud lacks DLO_OIDC_API_AUDIENCE)",
+                    patience=provider.SCRIPT_WAIT_SECONDS)
 
 
-def verified(token: str, *, audience: str, required: tuple[str, ...], meant_for: str) -> dict[str, Any]:
+def verified(token: str, *, audience: str, required: tuple[str, ...], meant_for: str,
+             patience: float = provider.WAIT_SECONDS) -> dict[str, Any]:
     """The claims of a JWT the provider signed for ``audience`` (rules 1-3, with the claims
     ``required``), or TokenRefused saying which check failed: the API's access tokens, and the
     provider's logout tokens (console.security.logout). ``meant_for`` says whom the token
-    should be for, in a refusal."""
+    should be for, in a refusal; ``patience``: how long to wait for the provider's key set when
+    the token's key is not known yet."""
     try:
         header = jwt.get_unverified_header(token)
     except jwt.DecodeError:
@@ -69,7 +72,7 @@ def verified(token: str, *, audience: str, required: tuple[str, ...], meant_for:
     kid = header.get("kid")
     if not isinstance(kid, str) or not kid:
         raise TokenRefused("the token names no signing key (kid)")
-    key = provider.signing_key(kid)  # provider.Unreachable: neither accepted nor refused
+    key = provider.signing_key(kid, patience=patience)  # provider.Unreachable: neither accepted nor refused
     if key is None:
         raise TokenRefused("the token is not signed with a key of the identity provider")
     # The key's own algorithm when its JWK names one; else the header's, from the allow-list

@@ -15,8 +15,11 @@ that the console stays fast while the provider is away.
   :data:`REFETCH_COOLDOWN_SECONDS`, so made-up key ids cannot make the console hammer the
   provider; that is also how a rotated key reaches the console.
 - The provider is read in the background, one read at a time: callers use what is known
-  meanwhile (a known key), or wait for the read at most :data:`WAIT_SECONDS` (a key not known
-  yet), and not at all once the provider has been away: they are told at once.
+  meanwhile (a known key), or wait for the read a little (a key not known yet: a script's
+  request at most :data:`SCRIPT_WAIT_SECONDS`, a person's sign-in at most
+  :data:`WAIT_SECONDS`), and not at all once the provider has been away: they are told at once.
+  :func:`warm` reads it when a web process starts, so that a script's first request finds the
+  keys known.
 
 :func:`health` tells the provider's state without calling it (``/healthz``).
 """
@@ -39,9 +42,14 @@ MOST_SECONDS = 24 * 3600
 FIRST_BACKOFF_SECONDS = 1.0
 MOST_BACKOFF_SECONDS = 60.0
 REFETCH_COOLDOWN_SECONDS = 30.0
-#: How long a request waits for the provider to be read (a new key, a stale document): a
-#: provider slower than that is read on in the background, the request told to try again.
+#: How long a person's sign-in (and the provider's logout) waits for the provider to be read
+#: (a new key, a stale document): a provider slower than that is read on in the background, the
+#: request told to try again.
 WAIT_SECONDS = 1.0
+#: How long a script's request waits for a key not known yet. A script is told 503 with
+#: Retry-After and tries again (the read goes on meanwhile): so a provider that hangs at the
+#: start of an outage holds no request more than this (issue 45: within 100 ms).
+SCRIPT_WAIT_SECONDS = 0.08
 #: A provider that does not answer in a few seconds is counted away.
 TIMEOUT = httpx.Timeout(5.0, connect=3.0)
 
@@ -111,10 +119,19 @@ def metadata(issuer: str | None = None) -> dict[str, Any]:
     return known.metadata
 
 
-def signing_key(kid: str, issuer: str | None = None) -> jwt.PyJWK | None:
+def warm(issuer: str | None = None) -> None:
+    """Start reading the provider's document and key set in the background (a web process that
+    starts), waiting for nothing."""
+    try:
+        _read(_of(issuer), keys=True, patience=0.0)
+    except Unreachable:
+        pass  # the read goes on; what it finds is kept
+
+
+def signing_key(kid: str, issuer: str | None = None, *, patience: float = WAIT_SECONDS) -> jwt.PyJWK | None:
     """The provider's key ``kid``, or None when its key set (read again if need be) has none.
     A key already known is given while the provider is away; Unreachable for a key not known
-    yet, when the set cannot be read."""
+    yet, when the set cannot be read, or has not been within ``patience`` seconds."""
     known = _of(issuer)
     now = time.monotonic()
     key = known.keys.get(kid)
@@ -122,7 +139,7 @@ def signing_key(kid: str, issuer: str | None = None) -> jwt.PyJWK | None:
         if now < known.keys_until or known.away(now):
             return key
         try:
-            _read(known, keys=True, wait=False)
+            _read(known, keys=True, patience=0.0)
         except Unreachable:
             return key  # kept: the provider is away, the key is the provider's
         return known.keys.get(kid)
@@ -130,7 +147,9 @@ def signing_key(kid: str, issuer: str | None = None) -> jwt.PyJWK | None:
         raise known.unreachable(now)
     if now - known.keys_read_at < REFETCH_COOLDOWN_SECONDS and now < known.keys_until:
         return None
-    _read(known, keys=True)
+    # A process that knows no key yet (just started, warm() not done) waits as a sign-in does:
+    # there is nothing known to answer fast with.
+    _read(known, keys=True, patience=patience if known.keys else max(patience, WAIT_SECONDS))
     return known.keys.get(kid)
 
 
@@ -146,11 +165,11 @@ def health(issuer: str | None = None) -> dict[str, Any]:
     return {"state": "up", "keys": len(known.keys)}
 
 
-def _read(known: _Known, *, keys: bool, wait: bool = True) -> None:
+def _read(known: _Known, *, keys: bool, patience: float = WAIT_SECONDS) -> None:
     """Read the discovery document when it is stale or missing, and the key set if ``keys``.
 
     The read is made in the background, one at a time. The caller waits for it at most
-    :data:`WAIT_SECONDS` (``wait``), and not at all once the provider has been away; a read
+    ``patience`` seconds, and not at all once the provider has been away; a read
     not done by then goes on while the caller is told Unreachable (try again in a second): no
     request is held for a hung provider's timeout."""
     started = time.monotonic()
@@ -161,9 +180,9 @@ def _read(known: _Known, *, keys: bool, wait: bool = True) -> None:
                 reading = known.reading = threading.Event()
                 threading.Thread(target=_fetch_quietly, args=(known, keys), name="dlo-provider-read",
                                  daemon=True).start()
-        patience = WAIT_SECONDS if wait and not (known.failures or known.slow) else 0.0
-        if not reading.wait(patience):
-            known.slow = True  # nobody else waits for this read
+        if not reading.wait(patience if not (known.failures or known.slow) else 0.0):
+            if patience:
+                known.slow = True  # a caller gave up on this read: nobody else waits for it
             raise Unreachable(known.error or "the identity provider has not answered yet", 1)
         now = time.monotonic()
         if known.away(now):
