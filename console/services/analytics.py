@@ -20,6 +20,7 @@ from console.access.actors import Actor
 from console.access.redaction_policy import for_user, mask_envelopes
 from console.access.scope import scope_of, visible
 from console.models import ArrivalCell, Broker, BusyName, DeadLetter, FailureGroupHistory, OutcomeStat
+from console.services import match_words
 
 #: Groups and origins listed, largest first.
 LISTED = 50
@@ -27,8 +28,11 @@ LISTED = 50
 
 def letters_url(**filters: Any) -> str:
     """The letters page (every place the reader may see) filtered by the keys of
-    console.services.selection; None values are left out."""
-    return reverse("letters") + "?" + urlencode({k: v for k, v in filters.items() if v not in (None, "")})
+    console.services.selection; None values are left out, and texts quoted to be found exactly
+    (console.services.match_words), as the figure the link is drawn from counted them."""
+    return reverse("letters") + "?" + urlencode({
+        k: match_words.quoted(v) if k in match_words.FILTER_KEYS else v
+        for k, v in filters.items() if v not in (None, "")})
 
 
 def group_title(exception_type: str, reason: str, fingerprint: str) -> str:

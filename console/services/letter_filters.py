@@ -25,12 +25,15 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.lookups import IContains
 from django_filters import FilterSet
 
 from console.letters import compression
 from console.letters.envelope import FINGERPRINT_DIGITS
 from console.models import DeadLetter, LetterState
 from console.models.letter import LetterSearch, LetterTrace
+from console.services import match_words
 from console.services.flights import states_condition
 from console.services.parsing import (
     FlagFilter,
@@ -116,7 +119,10 @@ def header_condition(name: str, value: str | None, *, indexed: bool = True) -> Q
     decided in one query) needs no index."""
     if value in (None, ""):
         return Q(headers__has_key=name)
-    wanted = {name: value}
+    whole = match_words.exactly(value)
+    if whole is None:  # a part, in any case (console.services.match_words); the index cannot help
+        return Q(headers__has_key=name) & Q(IContains(KeyTextTransform(name, "headers"), value))
+    wanted = {name: whole}
     if not indexed:
         return Q(headers__contains=wanted)
     return Q(Exists(LetterSearch.objects.filter(Q(headers__contains=wanted) | Q(pending=True),
@@ -132,20 +138,27 @@ class LetterFilterSet(FilterSet):
     broker = NumberFilter(field_name="broker_id", help_text="Broker id")
     state = StatesFilter(method="filter_state",
                          help_text="held, replaying, replayed, failed, purged; several comma separated; any")
-    origin = TextFilter(method="filter_origin", help_text="Origin queue or address")
-    reason = TextFilter(field_name="reason", help_text="e.g. rejected, expired, maxlen, delivery_limit")
-    exception = TextFilter(field_name="exception_type", help_text="Exception type")
+    # Texts match as console.services.match_words reads a word: a part in any case, or "exactly".
+    origin = TextFilter(method="filter_words", field_name="origin_queue origin_address",
+                        help_text='Origin queue or address: a part, any case; "exactly" in quotes')
+    reason = TextFilter(method="filter_words", field_name="reason",
+                        help_text='e.g. rejected, expired, maxlen, delivery_limit: a part, any case; "exactly"')
+    exception = TextFilter(method="filter_words", field_name="exception_type",
+                           help_text='Exception type: a part, any case; "exactly" in quotes')
     fingerprint = TextFilter(method="filter_fingerprint",
                              help_text="Failure group: its fingerprint, or its first characters as pages show them")
     header = TextFilter(method="filter_header", help_text="Has this header")
-    header_value = TextFilter(method="filter_header_value", help_text="...with this value (needs header)")
+    header_value = TextFilter(method="filter_header_value",
+                              help_text='...with this value (needs header): a part, any case; "exactly"')
     q = TextFilter(method="filter_body", help_text="Text contained in the body")
     since = MomentFilter(field_name="captured_at", lookup_expr="gte", help_text="Captured at or after")
     until = MomentFilter(field_name="captured_at", lookup_expr="lt", help_text="Captured before")
     # What the failure analytics link to: the consumer and host framework headers named, the
     # ISO weekday (1 Monday) and hour the letter arrived (UTC), replayed letters that came back.
-    consumer = TextFilter(field_name="envelope_details__consumer", help_text="Consumer named by framework headers")
-    host = TextFilter(field_name="envelope_details__host", help_text="Server named by framework headers")
+    consumer = TextFilter(method="filter_words", field_name="envelope_details__consumer",
+                          help_text='Consumer named by framework headers: a part, any case; "exactly"')
+    host = TextFilter(method="filter_words", field_name="envelope_details__host",
+                      help_text='Server named by framework headers: a part, any case; "exactly"')
     weekday = NumberFilter(field_name="captured_at", lookup_expr="iso_week_day", min_value=1, max_value=7,
                            help_text="Arrived on this ISO weekday (1 Monday .. 7), UTC")
     hour = NumberFilter(field_name="captured_at", lookup_expr="hour", min_value=0, max_value=23,
@@ -174,8 +187,10 @@ class LetterFilterSet(FilterSet):
             return qs.filter(fingerprint__gte=wanted, fingerprint__lt=wanted + "g")  # "g" follows every hex digit
         return qs.filter(fingerprint=value.strip())
 
-    def filter_origin(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
-        return qs.filter(Q(origin_queue=value) | Q(origin_address=value))
+    def filter_words(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        """A text filter: the word matched in the filter's fields (``name``: its field_name, space
+        separated)."""
+        return qs.filter(match_words.condition(value, *name.split()))
 
     def filter_header(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         return qs.filter(header_condition(value, self.form.cleaned_data.get("header_value")))

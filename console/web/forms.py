@@ -8,6 +8,7 @@ from django import forms
 from django.utils import timezone
 
 from console.models import LetterState
+from console.services import match_words
 from console.services.letter_filters import StatesField, TraceIdField
 
 
@@ -99,6 +100,9 @@ class LetterFilterForm(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        for name in match_words.FILTER_KEYS:  # how a word is read, on the field itself
+            if name in self.fields:
+                self.fields[name].widget.attrs.update(placeholder="a part, any case", title=match_words.HINT)
         given = self.data.get(self.add_prefix("state")) if self.is_bound else self.initial.get("state")
         states = self.fields["state"]
         assert isinstance(states, StatesChoiceField)

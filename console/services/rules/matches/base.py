@@ -13,7 +13,7 @@ A kind declares, in its own module of this package:
   (console.services.rules.matching). Every kind is decided in the database; none needs a
   Python decision for a single letter.
 
-Shapes most kinds share are here: a field equal to a text, a field a regular expression takes,
+Shapes most kinds share are here: a word found in a text, a field a regular expression takes,
 a number at least or at most a count.
 """
 
@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from django.db.models import Q
 
+from console.services import match_words
 from console.services.rules.values import count, pattern, text
 
 
@@ -41,32 +42,36 @@ class MatchKind:
         raise NotImplementedError
 
 
-class TextEquals(MatchKind):
-    """The letter's ``field`` equals the text."""
+class WordMatches(MatchKind):
+    """The word is found in the letter's ``fields`` (any of them) as the letters' filters find
+    it (console.services.match_words): a part in any case, or "exactly" in quotes."""
 
-    field: ClassVar[str]
+    fields: ClassVar[tuple[str, ...]]
 
     def clean(self, value: Any, name: str) -> str:
         return text(value, name)
 
     def condition(self, value: Any, *, alone: bool) -> Q:
-        return Q(**{self.field: value})
+        return match_words.condition(value, *self.fields)
 
 
 class PatternFinds(MatchKind):
-    """A regular expression (PostgreSQL's, where rules run it) finds something in ``field``."""
+    """A regular expression (PostgreSQL's, where rules run it) finds something in ``field``, in
+    any case: a plain word reads as the letters' filters read it (a part, any case), and a
+    quoted word is exact there too (console.services.match_words)."""
 
     field: ClassVar[str]
 
     def clean(self, value: Any, name: str) -> str:
-        return pattern(value, name)
+        return text(value, name) if match_words.exactly(str(value)) is not None else pattern(value, name)
 
     def check(self, value: Any, name: str) -> None:
-        if isinstance(value, str):
+        if isinstance(value, str) and match_words.exactly(value) is None:
             pattern(value, name)
 
     def condition(self, value: Any, *, alone: bool) -> Q:
-        return Q(**{f"{self.field}__regex": value})
+        whole = match_words.exactly(value)
+        return Q(**{self.field: whole}) if whole is not None else Q(**{f"{self.field}__iregex": value})
 
 
 class CountBound(MatchKind):

@@ -7,5 +7,6 @@ from console.services.rules.matches.base import PatternFinds
 
 class ExceptionMessage(PatternFinds):
     field = "exception_message"
-    help = "A regular expression (PostgreSQL's) found in the consumer's exception message"
+    help = ("A regular expression (PostgreSQL's, any case) found in the consumer's exception message; "
+            '"exactly" in quotes')
     example = "timed out"

@@ -7,5 +7,6 @@ from console.services.rules.matches.base import PatternFinds
 
 class ExceptionType(PatternFinds):
     field = "exception_type"
-    help = "A regular expression (PostgreSQL's) found in the consumer's exception type"
+    help = ("A regular expression (PostgreSQL's, any case) found in the consumer's exception type; "
+            '"exactly" in quotes')
     example = "^CardDeclined$"
