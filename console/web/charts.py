@@ -64,6 +64,18 @@ def _fmt_moment(moment: datetime, daily: bool) -> str:
     return local.strftime("%Y-%m-%d") if daily else local.strftime("%m-%d %H:%M")
 
 
+def _time_ticks(first: datetime, last: datetime, plot_w: float, daily: bool) -> list[datetime]:
+    """Up to four moments evenly spread in time from ``first`` to ``last``, as many as fit with
+    two label widths between them (the first label is drawn from its tick rightwards, the last
+    leftwards, the others centred): their labels never overlap, however the points cluster."""
+    label_w = len(_fmt_moment(first, daily)) * LEGEND_CHAR_WIDTH
+    count = min(4, 1 + int(plot_w // (2 * label_w)))
+    if count < 2:
+        return [first]
+    step = (last - first) / (count - 1)
+    return [first + step * i for i in range(count)]
+
+
 def _nice_ceiling(value: float) -> float:
     """The smallest of 1, 2, 5 x 10^k at or above ``value`` (so the axis reads well)."""
     if value <= 0:
@@ -129,7 +141,7 @@ def line_chart(
             f'<text class="axis" x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">'
             f'{escape(_fmt_number(value))}</text>'
         )
-    tick_moments = moments if len(moments) <= 4 else [moments[round(i * (len(moments) - 1) / 3)] for i in range(4)]
+    tick_moments = _time_ticks(moments[0], moments[-1], plot_w, daily) if len(moments) > 1 else moments
     for i, moment in enumerate(tick_moments):
         last = len(tick_moments) - 1
         anchor = "start" if i == 0 and last > 0 else "end" if i == last and i else "middle"

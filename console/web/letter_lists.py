@@ -76,7 +76,7 @@ def listing(reader: Actor, params: dict[str, Any], after: str | None,
         matches = visible_matches(reader, params, letters, after=page_key(after)) if after else counted
     except SelectionError as exc:
         return Listing(page=None, error=str(exc))
-    page = page_after(_with_body_head(matches.letters.select_related("place")), after)
+    page = page_after(_with_body_head(matches.letters.select_related("place", "place__broker")), after)
     if page.next_key is None and not matches.complete:
         page.next_key = matches.checked_to  # more candidates remain to be confirmed
     _previewed(reader, page.rows)

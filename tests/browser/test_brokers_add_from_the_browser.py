@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.rabbitmq, pytest.mark.django_db(t
 def test_fill_test_and_save_a_rabbitmq_broker(signed_in_page, screenshot, live_server):
     page = signed_in_page
     page.goto("/")
+    page.get_by_text("Settings", exact=True).click()  # the settings pages are in its menu
     page.get_by_role("link", name="Add broker").click()
     expect(page.get_by_role("heading", name="Add a broker")).to_be_visible()
 

@@ -108,13 +108,13 @@ def test_from_a_failure_group_to_its_letters(signed_in_page, place, memory_broke
     expect(page.get_by_role("img", name=re.compile("Letters per day in the 5 largest groups"))).to_be_visible()
     screenshot(page, "groups")
 
-    groups.first.get_by_role("link", name="Show these letters in orders.dlq").click()
+    groups.first.get_by_role("link", name="Show these letters in mem / orders.dlq").click()
     expect(page).to_have_url(re.compile(r"/places/\d+/\?fingerprint=[0-9a-f]+&state=held$"))
     expect(page.locator("table.letters tbody tr")).to_have_count(5)
     expect(page.get_by_label("Failure group")).to_have_value(re.compile("^[0-9a-f]{16}$"))
 
     page.go_back()
-    groups.first.get_by_role("link", name="Act on all in orders.dlq").click()
+    groups.first.get_by_role("link", name="Act on all in mem / orders.dlq").click()
     expect(page.get_by_label("Select all 5 matching")).to_be_checked()
     # The bulk flow takes it from here: the preview names exactly this group's letters.
     page.get_by_label("Reason (for the audit)").fill("INC-12 order closed twice")

@@ -19,6 +19,7 @@ def test_add_a_channel_subscribe_and_send_a_test(signed_in_page, screenshot):
     page = signed_in_page
     try:
         page.goto("/")
+        page.get_by_text("Settings", exact=True).click()  # the settings pages are in its menu
         page.get_by_role("link", name="Notifications").click()
         form = page.get_by_role("form", name="New channel")
         form.get_by_label("Name").fill("ops")

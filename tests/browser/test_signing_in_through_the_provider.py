@@ -69,6 +69,7 @@ def test_sign_in_role_from_groups_sign_out_of_both_then_the_new_groups_role(page
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Inventory")).to_be_visible()
     expect(page.get_by_role("link", name="billing.dlq")).to_be_visible()  # unlimited now
+    page.get_by_text("Settings", exact=True).click()  # the settings pages are in its menu
     page.get_by_role("link", name="Roles").click()
     row = page.get_by_role("row").filter(has_text="pia")
     expect(row).to_contain_text("admin")
@@ -105,6 +106,7 @@ def test_an_admin_maps_a_group_in_the_browser_and_the_next_sign_in_follows_it(pa
     page.get_by_label("Username").fill("ada")
     page.get_by_label("Password").fill("ada-pass-123")
     page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Settings", exact=True).click()  # the settings pages are in its menu
     page.get_by_role("link", name="Roles").click()
     page.get_by_role("link", name="Groups and roles").click()
     form = page.get_by_role("form", name="Map a group")

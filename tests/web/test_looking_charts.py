@@ -56,3 +56,22 @@ def test_the_place_page_draws_depth_and_custody_from_samples(signed_in, place):
     assert "<summary>Numbers</summary>" in html
     table = html.split('Depth of orders.dlq, per 5 minutes</caption>')[1].split("</table>")[0]
     assert re.findall(r'<td class="num">(\d+)</td>', table) == ["4", "4", "6", "2", "1", "0"]
+
+
+@pytest.mark.parametrize("width", [320, 640, 960])
+def test_time_labels_never_overlap_however_the_points_cluster(width):
+    """Issue 46: "11-28 13:2811-28 13:34". Points six minutes apart among hours: the labels are
+    spread in time, at least a label's width apart, on any width."""
+    start = timezone.now().replace(second=0, microsecond=0) - timedelta(hours=5)
+    points = [(start, 1), *[(start + timedelta(hours=5, minutes=minute), 2) for minute in (0, 6, 7, 8)]]
+    svg = str(line_chart("depth", [Series("orders.dlq", points)], width=width).svg)
+    ticks = re.findall(r'<text class="axis" x="([\d.]+)" y="[\d.]+" text-anchor="(\w+)">(\d\d-\d\d \d\d:\d\d)</text>',
+                       svg)
+    assert ticks
+    char = 6.3
+    spans = []
+    for x, anchor, text in ticks:
+        x, w = float(x), len(text) * char
+        spans.append({"start": (x, x + w), "middle": (x - w / 2, x + w / 2), "end": (x - w, x)}[anchor])
+    assert all(left[1] <= right[0] for left, right in zip(spans, spans[1:], strict=False)), ticks
+    assert all(0 <= begin and end <= width for begin, end in spans)

@@ -41,9 +41,10 @@ def test_group_counts_match_an_independent_count(letters, place):
 
 def test_the_view_across_places_lists_each_place_of_a_group(signed_in, letters, place):
     html = signed_in.get(reverse("groups")).content.decode()
-    counts = [int(n) for n in re.findall(r'<td class="num"><strong>(\d+)</strong></td>', html)]
+    counts = [int(n) for n in re.findall(r'<td class="num"><strong><a href="[^"]+" title="these letters">(\d+)</a>'
+                                         r'</strong></td>', html)]
     assert sorted(counts, reverse=True) == counts and sum(counts) == DeadLetter.objects.count()
-    assert "Show these letters in orders.dlq" in html and "Show these letters in payments.dlq" in html
+    assert "Show these letters in mem / orders.dlq" in html and "Show these letters in mem / payments.dlq" in html
 
 
 def test_a_group_links_to_its_letters_and_to_acting_on_all_of_them(signed_in, letters, place):

@@ -75,12 +75,15 @@ class Command(ActorCommand):
         actor = self.actor(options)
         user, token = self._user()
         if not options["no_rabbitmq"] and self._rabbit_answers(options):
+            if retired := memory.retire(actor=actor):
+                self.stdout.write(f"RabbitMQ answers now: the memory broker {memory.BROKER_NAME!r} of an earlier "
+                                  f"start went, with its copy of the demo letters ({retired})")
             self._rabbitmq(options, actor)
         else:
             broker, stored = memory.install(actor=actor)
             self.stdout.write(f"no RabbitMQ on localhost: demo letters kept by the memory broker {broker.name!r} "
                               f"({stored} new). Browsing works; replay needs a real broker.")
-        held = DeadLetter.objects.filter(place__name__in=DEAD_LETTER_QUEUES).count()
+        held = DeadLetter.objects.filter(place__name__in=DEAD_LETTER_QUEUES, place__gone=False).count()
         self.stdout.write(f"demo letters in custody: {held}")
         self.stdout.write(f"sign in as {user.username} / {DEMO_PASSWORD}   (API token: {token.key})")
         self.stdout.write(f"a second person, who approves what {user.username} asks for (purges included): "

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.db import transaction
+
 from console.brokers import Received
 from console.brokers.memory.adapter import MemoryBroker
 from console.brokers.rabbitmq.xdeath import envelope_from_headers
 from console.letters.frameworks import enrich
 from console.management.demo.catalogue import EXCHANGE, SUBSCRIPTIONS, DemoMessage, messages, publish_times
 from console.models import Broker, DeadLetter
+from console.services import audit
 from console.services.brokers import do_add_broker, do_discover
 from console.services.custody import store_captured
 
@@ -63,3 +66,21 @@ def install(*, actor: str) -> tuple[Broker, int]:
         ]
         stored += len(store_captured(place, batch, job=None, actor=actor).new)
     return broker, stored
+
+
+def retire(*, actor: str) -> int:
+    """A real RabbitMQ holds the demo letters now: the memory broker an earlier start made goes,
+    with its places and letters (a copy of the same catalogue, which its places, found by no
+    process any more, would show as "gone"), audited once. How many letters went."""
+    broker = Broker.objects.filter(name=BROKER_NAME, kind="memory").first()
+    if broker is None:
+        return 0
+    with transaction.atomic():
+        letters = DeadLetter.objects.filter(broker=broker)
+        count = letters.count()
+        audit.record("demo.retired", actor=actor, broker=broker, count=count,
+                     reason="the demo's letters die on RabbitMQ now; the memory broker's copy goes")
+        letters.delete()
+        broker.places.all().delete()
+        broker.delete()
+    return count

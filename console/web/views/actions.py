@@ -27,7 +27,7 @@ from console.brokers import adapter_class
 from console.jobs.door.requests import request_job
 from console.jobs.kinds import JobKind, kind, offered
 from console.jobs.kinds.base import ORIGIN, SELECTION, TARGET
-from console.models import DeadLetter, DeadPlace
+from console.models import Broker, DeadLetter, DeadPlace
 from console.services.jobs import JobError, preview_frozen
 from console.services.parsing import ascii_whole_number
 from console.services.selection import (
@@ -50,9 +50,12 @@ SAMPLE_SIZE = 10
 
 def offered_actions(place: DeadPlace, user=None) -> list[JobKind]:
     """The kinds offered on a selection of the place's letters that its adapter supports (and
-    ``user``'s role allows, when given), in the order the form lists them."""
+    ``user``'s role allows, when given), in the order the form lists them. While the broker is
+    known not to answer, none that publishes (replay, move): the page says why instead."""
     capabilities = adapter_class(place.broker.kind).capabilities()
-    return [each for each in offered(SELECTION, capabilities) if user is None or has(user, each.permission)]
+    down = place.broker.reachable is False
+    return [each for each in offered(SELECTION, capabilities)
+            if (user is None or has(user, each.permission)) and not (down and each.publishes_to)]
 
 
 def offered_across(places: QuerySet[DeadPlace], user=None) -> list[JobKind]:
@@ -271,6 +274,10 @@ def _render_preview(request, place: DeadPlace | None, job_kind: JobKind, asked: 
         "summary": summary,
         "filters": {k: v for k, v in selection.get("filter", {}).items() if k != "place"},
         "origins": origins,
+        # The brokers the letters go to, when the kind publishes (the preview warns of several).
+        "brokers": sorted({row["broker__name"] for row in origins}),
+        "brokers_down": sorted(Broker.objects.filter(name__in={row["broker__name"] for row in origins},
+                                                     reachable=False).values_list("name", flat=True)),
         "sample": sample,
         "form": confirm,
         "token": token,

@@ -45,7 +45,7 @@ def controls(job: Job) -> list[str]:
 
 @login_required
 def job_list(request):
-    jobs = visible(request.user, Job.objects.select_related("place"))
+    jobs = visible(request.user, Job.objects.select_related("place", "place__broker"))
     status = request.GET.get("status", "")
     if status in Job.Status.values:
         jobs = jobs.filter(status=status)
