@@ -25,6 +25,7 @@ def test_status_owner_tags_and_a_hostile_note(signed_in_page, memory_broker, scr
     form.get_by_label("Status").select_option("investigating")
     form.get_by_label("Owner (username)").fill("olga")
     form.get_by_label("Tags (comma separated)").fill("billing, urgent")
+    form.get_by_label("Why (for the audit)").fill("the vendor's gateway times out")
     form.get_by_role("button", name="Save").click()
     expect(page.get_by_role("heading", name="Status investigating, owned by olga billing urgent")).to_be_visible()
     page.get_by_role("textbox", name="Note").fill("<script>alert('x')</script> waiting for the vendor")
@@ -42,4 +43,5 @@ def test_status_owner_tags_and_a_hostile_note(signed_in_page, memory_broker, scr
     assert other.fingerprint
     actions = AuditEvent.objects.filter(action__startswith="group.").order_by("id").values_list("action", flat=True)
     assert list(actions) == ["group.changed", "group.note"]
+    assert AuditEvent.objects.get(action="group.changed").reason == "the vendor's gateway times out"
     assert not page.watch.dialogs and not page.watch.errors
