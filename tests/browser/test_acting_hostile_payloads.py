@@ -43,6 +43,10 @@ def test_hostile_body_and_headers_are_text_in_preview_edit_form_and_audit(signed
     page.locator("#edit_headers").fill(json.dumps({"x-note": XSS_IMG + "!", "x-new": XSS_SCRIPT}))
     page.locator("#edit_reason").fill(XSS_IMG)
     page.get_by_role("button", name="Replay the edited copy").click()
+    expect(page.locator("h1")).to_have_text("Preview: replay an edited copy")  # nothing done yet
+    expect(page.locator("details.diff")).to_contain_text(f"header added x-new{XSS_SCRIPT}")
+    _nothing_ran(page)
+    page.get_by_role("button", name="Replay the edited copy").click()
     expect(page.locator("[data-status]")).to_have_text("Queued")
     _nothing_ran(page)
     assert AuditEvent.objects.filter(action="edit_replay", reason=XSS_IMG).exists()

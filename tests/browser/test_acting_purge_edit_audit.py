@@ -53,6 +53,9 @@ def test_purge_with_the_typed_name_then_edit_and_replay_then_read_the_audit(
     page.locator("#edit_reason").fill("currency typo")
     screenshot(page, "edit-form")
     page.get_by_role("button", name="Replay the edited copy").click()
+    expect(page.locator("#edit-destination")).to_contain_text("orders")  # the preview, first
+    expect(page.locator("details.diff")).to_contain_text("header changed x-tenant")
+    page.get_by_role("button", name="Replay the edited copy").click()
     expect(page).to_have_url(re.compile(r"/jobs/\d+/$"))
     edit_job = queued_jobs[-1]
     assert run_job(edit_job) == "succeeded"

@@ -50,7 +50,7 @@ def _edit_and_replay(client, letter, body: str) -> None:
     """Send the letter page's edit box as a browser does and run the replay job it asks for."""
     response = client.post(reverse("letter-edit", args=[letter.pk]), {
         "body": body.replace("\n", "\r\n"), "body_encoding": "text", "headers": json.dumps(letter.headers),
-        "reason": "fix the quantity"})
+        "reason": "fix the quantity", "confirmed": "1"})
     job = Job.objects.get(kind="edit_replay", pk=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
     assert run_job(job.pk) == "succeeded"
 

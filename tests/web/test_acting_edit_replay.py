@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+from html import unescape as html_unescape
 
 import pytest
 from django.urls import reverse
@@ -26,7 +28,8 @@ def letter(place):
 
 def _edit(client, letter, **data):
     fields = {"body": '{"order": 7, "currency": "USD"}\n', "body_encoding": "text",
-              "headers": json.dumps({**letter.headers, "x-fixed-by": "olga"}), "reason": "currency was wrong"}
+              "headers": json.dumps({**letter.headers, "x-fixed-by": "olga"}), "reason": "currency was wrong",
+              "confirmed": "1"}  # as the preview's form sends it (test_an_edit_is_previewed_first)
     return client.post(reverse("letter-edit", args=[letter.pk]), {**fields, **data})
 
 
@@ -36,6 +39,24 @@ def test_the_letter_page_offers_the_body_and_tagged_headers_to_edit(signed_in, l
     assert "&quot;currency&quot;: &quot;EUR&quot;" in html  # the body in the text area, escaped
     assert "&quot;$bytes&quot;: &quot;AAE=&quot;" in html  # bytes stay tagged in the headers editor
     assert '<option value="text" selected>' in html
+
+
+def test_an_edit_is_previewed_first(signed_in, letter, memory_broker):
+    """Issue 46: like every action, edit-and-replay shows what it will do before it does it."""
+    preview = _edit(signed_in, letter, confirmed="")
+    html = preview.content.decode()
+    assert preview.status_code == 200 and not Job.objects.exists() and DeadLetter.objects.count() == 1
+    assert "Preview: replay an edited copy" in html
+    assert "header added <code>x-fixed-by</code>" in html and "+{&quot;order&quot;: 7, &quot;currency&quot;: " \
+        "&quot;USD&quot;}" in html
+    assert 'published to\n  <code>orders</code> on <strong>mem</strong>' in html
+    posted = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', html))
+    assert posted["confirmed"] == "1" and posted["reason"] == "currency was wrong"
+    done = signed_in.post(reverse("letter-edit", args=[letter.pk]), {
+        **{name: html_unescape(value) for name, value in posted.items()}})
+    job = Job.objects.get()
+    assert done["Location"] == reverse("job", args=[job.pk])
+    assert DeadLetter.objects.get(parent=letter).body_bytes == b'{"order": 7, "currency": "USD"}\n'
 
 
 def test_edit_and_replay_replays_the_edited_copy_and_audits_the_diff(signed_in, letter, memory_broker):

@@ -18,7 +18,7 @@ def test_the_edited_letter_shows_the_edit_and_replay_job(signed_in, place):
     letter = store_letter(place, b'{"currency": "EUR"}', headers={"x-tenant": "acme"})
     signed_in.post(reverse("letter-edit", args=[letter.pk]), {
         "body": '{"currency": "USD"}', "body_encoding": "text", "headers": json.dumps(letter.headers),
-        "reason": "currency was wrong"})
+        "reason": "currency was wrong", "confirmed": "1"})
     job = Job.objects.get(kind="edit_replay")
 
     assert DeadLetter.objects.get(pk=letter.pk).last_job_id == job.pk

@@ -28,7 +28,7 @@ def _replay(client, letter, body: str) -> DeadLetter:
     """Send the box as a browser does (CRLF line ends) and return the copy it replays."""
     client.post(reverse("letter-edit", args=[letter.pk]), {
         "body": body.replace("\n", "\r\n"), "body_encoding": "text", "headers": json.dumps(letter.headers),
-        "reason": "fix"})
+        "reason": "fix", "confirmed": "1"})
     return DeadLetter.objects.get(parent=letter)
 
 

@@ -17,7 +17,7 @@ from console.jobs.door.requests import request_job
 from console.letters import compression
 from console.letters.compression import Decoded
 from console.models import AuditEvent, DeadLetter
-from console.services.edit import EDITABLE_STATES
+from console.services.edit import EDITABLE_STATES, edit_diff
 from console.services.flights import shown_state
 from console.services.jobs import JobError
 from console.services.parsing import ascii_whole_number
@@ -87,12 +87,16 @@ def letter_detail(request, letter_id: int):
 @login_required
 @require_POST
 def letter_edit(request, letter_id: int):
-    """Replay an edited copy of the letter (console.services.edit), then show the replay job."""
+    """Replay an edited copy of the letter (console.services.edit), then show the replay job.
+    As every action, it is previewed first (what changes, where the copy goes) and done once the
+    preview's form, which posts the same fields again with ``confirmed``, is sent."""
     letter = _letter(letter_id)
     form = EditLetterForm(request.POST, original=letter.body_bytes,
                           compressed=compression.read(letter.body_bytes, letter.properties, letter.headers))
     if form.is_valid():
         data = form.cleaned_data
+        if request.POST.get("confirmed") != "1":
+            return _edit_preview(request, letter, form)
         try:
             job = request_job("edit_replay", letter=letter, body=data["body_bytes"], headers=data["headers"],
                               actor=request.user, reason=data["reason"], ticket=data["ticket"])
@@ -101,6 +105,19 @@ def letter_edit(request, letter_id: int):
         else:
             return redirect("job", job.pk)
     return _render_letter(request, letter, form)  # refused: the form again, open, with its errors
+
+
+def _edit_preview(request, letter: DeadLetter, form: EditLetterForm):
+    """What the edit changes and where its copy goes, with the confirm form (the same fields)."""
+    data = form.cleaned_data
+    before = compression.readable(letter.body_bytes, letter.properties, letter.headers)
+    after = compression.readable(data["body_bytes"], letter.properties, data["headers"])
+    return render(request, "web/edit_preview.html", {
+        "letter": letter,
+        "diff": edit_diff(letter.body_bytes, data["body_bytes"], letter.headers or {}, data["headers"],
+                          read=(before, after)),
+        "posted": [(name, request.POST.get(name, "")) for name in form.fields],
+    })
 
 
 @login_required
