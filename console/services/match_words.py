@@ -43,6 +43,15 @@ def quoted(text: str) -> str:
     return f"{QUOTE}{text}{QUOTE}"
 
 
+def finds(word: str, text: object) -> bool:
+    """Whether ``word`` matches ``text`` as :func:`condition` has PostgreSQL decide it (a letter
+    confirmed in Python as a masked reader sees it: console.services.selection)."""
+    if not isinstance(text, str):
+        return False
+    whole = exactly(word)
+    return text == whole if whole is not None else word.lower() in text.lower()
+
+
 def condition(word: str, *fields: str) -> Q:
     """Letters whose ``fields`` (any of them) match ``word`` as the table above reads it."""
     whole = exactly(word)

@@ -20,6 +20,7 @@ from console.access.traces import may_see
 from console.letters import compression
 from console.models import DeadLetter
 from console.refusals import Refusal
+from console.services import match_words
 from console.services.letter_filters import LetterFilterSet
 from console.services.parsing import ascii_whole_number, parsed
 
@@ -123,18 +124,18 @@ def _still_matches(redactor: Redactor, letter: DeadLetter, asked: dict[str, str]
         body = redactor.body(compression.readable(letter.body_bytes, letter.properties, letter.headers))
         if body is None or asked["q"].encode("utf-8") not in body:
             return False
+    # Texts as the raw filter reads its words (console.services.match_words), on what is shown.
     if "header_value" in asked:
-        # As the raw filter: the header's value, as stored (a string), equals the needle.
-        if redactor.value(letter.headers or {}).get(asked["header"]) != asked["header_value"]:
+        if not match_words.finds(asked["header_value"], redactor.value(letter.headers or {}).get(asked["header"])):
             return False
-    if "exception" in asked and redactor.string(letter.exception_type) != asked["exception"]:
+    if "exception" in asked and not match_words.finds(asked["exception"], redactor.string(letter.exception_type)):
         return False
     if "trace_id" in asked and not may_see(redactor, letter):
         return False  # its trace headers are masked for this reader: not found by them
     details = [key for key in DETAIL_KEYS if key in asked]
     if details:
         shown = redactor.value(letter.envelope_details or {})
-        if any(not isinstance(shown, dict) or shown.get(key) != asked[key] for key in details):
+        if any(not isinstance(shown, dict) or not match_words.finds(asked[key], shown.get(key)) for key in details):
             return False
     return True
 
