@@ -17,7 +17,7 @@ from console.access.traces import shown_traces
 from console.letters.values import PREVIEW_CHARS, body_preview
 from console.models import DeadLetter
 from console.services.selection import SelectionError, visible_matches
-from console.web.paging import Page, page_after, page_key
+from console.web.paging import NEWEST, OLDEST, Page, Sort, page_key, page_sorted
 
 #: Up to this many matching letters are counted exactly; past it the page says "more than".
 #: Counting is the one part of the page whose cost grows with the place (a body-text filter
@@ -42,6 +42,8 @@ class Listing:
     #: A viewer's content filter confirmed only the first candidates: "at least".
     at_least: bool = False
     error: str = ""
+    #: The order the page lists them in (oldest first, whatever was asked, when at_least).
+    sort: Sort = NEWEST
 
 
 def _with_body_head(letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
@@ -65,22 +67,27 @@ def with_previews(reader: Actor, letters: QuerySet[DeadLetter]) -> list[DeadLett
 
 
 def listing(reader: Actor, params: dict[str, Any], after: str | None,
-            queryset: QuerySet[DeadLetter] | None = None) -> Listing:
+            queryset: QuerySet[DeadLetter] | None = None, sort: Sort = NEWEST) -> Listing:
     """The letters matching ``params`` (console.services.selection's keys) that ``reader`` may
-    see, the page after ``after``, previews and envelopes masked for the reader."""
+    see, in ``sort``'s order, the page after ``after``, previews and envelopes masked for the
+    reader."""
     letters = visible(reader, DeadLetter.objects.all() if queryset is None else queryset)
     try:
         # For a viewer, filters on content count only what the masked letters still show.
         counted = visible_matches(reader, params, letters)
         matching, exact = capped_count(counted.letters)
-        matches = visible_matches(reader, params, letters, after=page_key(after)) if after else counted
+        if not counted.complete:
+            # Confirmed in id order, a few thousand candidates at a time: listed in that order.
+            sort = OLDEST
+        matches = (visible_matches(reader, params, letters, after=page_key(after))
+                   if after and not counted.complete else counted)
     except SelectionError as exc:
         return Listing(page=None, error=str(exc))
-    page = page_after(_with_body_head(matches.letters.select_related("place", "place__broker")), after)
+    page = page_sorted(_with_body_head(matches.letters.select_related("place", "place__broker")), after, sort)
     if page.next_key is None and not matches.complete:
         page.next_key = matches.checked_to  # more candidates remain to be confirmed
     _previewed(reader, page.rows)
     traces = shown_traces(for_user(reader), page.rows)  # none where the reader's mask hides it
     for letter in page.rows:
         letter.trace = traces.get(letter.pk)
-    return Listing(page=page, matching=matching, exact=exact, at_least=not counted.complete)
+    return Listing(page=page, matching=matching, exact=exact, at_least=not counted.complete, sort=sort)

@@ -9,8 +9,7 @@ import pytest
 from django.urls import reverse
 
 from console.models import Job
-from console.web import letter_lists
-from console.web.paging import page_after
+from console.web import paging
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +37,7 @@ def test_the_groups_page_lists_its_letters_and_filters_them(signed_in, group):
     fingerprint = timeouts[0].fingerprint
     assert {letter.fingerprint for letter in timeouts} == {fingerprint} != {stranger.fingerprint}
     html = signed_in.get(reverse("group", args=[fingerprint])).content.decode()
-    assert _listed(html) == [letter.pk for letter in timeouts]
+    assert _listed(html) == [letter.pk for letter in reversed(timeouts)]  # newest first
     assert "<strong>3</strong> letters match" in html and 'aria-label="Filter letters"' in html
     narrowed = signed_in.get(reverse("group", args=[fingerprint]), {"q": '"order": 2'}).content.decode()
     assert _listed(narrowed) == [timeouts[1].pk]
@@ -46,12 +45,12 @@ def test_the_groups_page_lists_its_letters_and_filters_them(signed_in, group):
 
 def test_the_groups_letters_come_in_keyset_pages(signed_in, group, monkeypatch):
     timeouts, _ = group
-    monkeypatch.setattr(letter_lists, "page_after", lambda letters, after: page_after(letters, after, size=2))
+    monkeypatch.setattr(paging, "PAGE_SIZE", 2)
     first = signed_in.get(reverse("group", args=[timeouts[0].fingerprint])).content.decode()
-    assert _listed(first) == [timeouts[0].pk, timeouts[1].pk]
+    assert _listed(first) == [timeouts[2].pk, timeouts[1].pk]  # newest first
     (next_link,) = re.findall(r'href="(\?[^"]*after=\d+[^"]*)">Next page', first)
     following = signed_in.get(reverse("group", args=[timeouts[0].fingerprint]) + next_link.replace("&amp;", "&"))
-    assert _listed(following.content.decode()) == [timeouts[2].pk]
+    assert _listed(following.content.decode()) == [timeouts[0].pk]
 
 
 def test_all_matching_letters_of_the_group_are_replayed_through_the_door(signed_in, group):

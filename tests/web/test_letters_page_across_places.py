@@ -31,10 +31,10 @@ def test_the_letters_page_is_in_the_navigation_and_lists_every_place_with_filter
     assert f'<a href="{reverse("letters")}">Letters</a>' in inventory
     html = signed_in.get(reverse("letters")).content.decode()
     assert "No such letters." not in html and 'aria-label="Filter letters"' in html
-    assert _listed(html) == [letter.pk for letter in letters] and "<strong>3</strong> letters match" in html
+    assert _listed(html) == [letter.pk for letter in reversed(letters)] and "<strong>3</strong> letters match" in html
     assert "orders.dlq" in html and "billing.dlq" in html  # each letter's place
     narrowed = signed_in.get(reverse("letters"), {"exception": "TimeoutError"}).content.decode()
-    assert _listed(narrowed) == [letters[0].pk, letters[1].pk]
+    assert _listed(narrowed) == [letters[1].pk, letters[0].pk]
 
 
 def test_ids_and_analytics_keys_still_list_their_letters(signed_in, letters):
@@ -43,7 +43,7 @@ def test_ids_and_analytics_keys_still_list_their_letters(signed_in, letters):
     assert 'id="letters-form"' not in by_ids  # a list to read, not to act on
     weekday = letters[0].captured_at.isoweekday()
     analytics = signed_in.get(reverse("letters"), {"weekday": weekday}).content.decode()
-    assert _listed(analytics) == [letter.pk for letter in letters]
+    assert _listed(analytics) == [letter.pk for letter in reversed(letters)]
     assert f'<input type="hidden" name="filter-weekday" value="{weekday}">' in analytics
 
 

@@ -18,6 +18,7 @@ from console.services.group_work import GroupError, do_add_note, do_update_group
 from console.services.groups import Among, failure_groups
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
 from console.web.letter_lists import listing
+from console.web.paging import sort_named
 
 
 @login_required
@@ -36,7 +37,7 @@ def group_detail(request, fingerprint: str):
         "traces": group_traces(fingerprint, request.user),
         "timeline": timeline(fingerprint, request.user), "status_choices": GroupTriage.Status.choices,
         "filter_form": filter_form, "filters_active": bool(filters),
-        "found": listing(request.user, letters, request.GET.get("after")),
+        "found": listing(request.user, letters, request.GET.get("after"), sort=sort_named(request.GET.get("sort"))),
         "hidden_filter": LetterFilterForm(initial=letters, prefix=FILTER_PREFIX),
         "preselect_all": request.GET.get("select_all") == "1",
     })

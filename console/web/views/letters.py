@@ -27,6 +27,7 @@ from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
 from console.web.display import BodyView, body_view, letter_tables, value_rows
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
 from console.web.letter_lists import listing
+from console.web.paging import OLDEST, sort_named
 
 #: A letters list by id shows at most this many ids from the query string.
 MAX_LISTED_IDS = 1000
@@ -145,14 +146,15 @@ def letter_list(request):
     context: dict[str, object] = {}
     if (event_id := ascii_whole_number(request.GET.get("event", ""))) is not None:
         event = get_object_or_404(visible(request.user, AuditEvent.objects.all()), pk=event_id)
-        found = listing(request.user, {}, after, DeadLetter.objects.filter(id__in=event.letter_ids))
+        found = listing(request.user, {}, after, DeadLetter.objects.filter(id__in=event.letter_ids), sort=OLDEST)
     elif "ids" in request.GET:
-        found = listing(request.user, {}, after, DeadLetter.objects.filter(id__in=_ids(request.GET["ids"])))
+        found = listing(request.user, {}, after, DeadLetter.objects.filter(id__in=_ids(request.GET["ids"])),
+                        sort=OLDEST)
     else:
         filter_form = LetterFilterForm(request.GET)
         more = {key: value for key, value in clean_filter(request.GET).items() if key not in filter_form.fields}
         filters = {**more, **filter_form.filter_values()}
-        found = listing(request.user, filters, after)
+        found = listing(request.user, filters, after, sort=sort_named(request.GET.get("sort")))
         context = {"filter_form": filter_form, "filters_active": bool(filters), "more_filters": more.items(),
                    "hidden_filter": LetterFilterForm(initial=filters, prefix=FILTER_PREFIX),
                    "preselect_all": request.GET.get("select_all") == "1"}

@@ -11,6 +11,7 @@ from console.models import DeadPlace, Job
 from console.web.action_forms import ShovelForm
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
 from console.web.letter_lists import listing
+from console.web.paging import sort_named
 from console.web.place_charts import trend_charts
 
 CAPABILITY_LABELS = {
@@ -40,7 +41,8 @@ def place_letters(request, place_id: int):
     place = _place(place_id)
     filter_form = LetterFilterForm(request.GET)
     filters = filter_form.filter_values()
-    found = listing(request.user, {**filters, "place": place.pk}, request.GET.get("after"))
+    found = listing(request.user, {**filters, "place": place.pk}, request.GET.get("after"),
+                    sort=sort_named(request.GET.get("sort")))
     context = {
         "place": place,
         "capabilities": capability_rows(place),
