@@ -65,3 +65,27 @@ def test_refusing_from_the_page_needs_a_reason(client, operator, waiting):
     assert "Refused by olga" in refused.content.decode()
     waiting.refresh_from_db()
     assert waiting.status == "refused"
+
+
+@pytest.mark.role("admin")
+def test_the_approvals_list_approves_and_refuses_in_place(client, operator, waiting, letters, queued_jobs,
+                                                          django_capture_on_commit_callbacks):
+    """Issue 46: the list itself has Approve and Refuse, not only a "review" link."""
+    client.force_login(operator)
+    listed = client.get(reverse("approvals")).content.decode()
+    row = listed[listed.index(f'aria-label="Approve or refuse job {waiting.pk}"'):]
+    assert f'action="{reverse("job-approve", args=[waiting.pk])}"' in listed
+    assert f'formaction="{reverse("job-refuse", args=[waiting.pk])}">Refuse</button>' in row
+    refused = client.post(reverse("job-refuse", args=[waiting.pk]), {"reason": "customer orders"}, follow=True)
+    assert f"Job {waiting.pk} refused" in refused.content.decode()
+    assert "No job waits for approval." in client.get(reverse("approvals")).content.decode()
+
+
+@pytest.mark.role("admin")
+def test_a_purge_preview_says_it_will_wait_for_a_second_person(signed_in, letters):
+    place = letters[0].place
+    preview = signed_in.post(reverse("action-preview", args=[place.pk]), {"action": "purge", "select_all": "1"})
+    assert 'id="approval-note">A purge always waits for a second person to approve it before it runs.' in (
+        preview.content.decode())
+    marked = signed_in.post(reverse("action-preview", args=[place.pk]), {"action": "mark_failed", "select_all": "1"})
+    assert 'id="approval-note"' not in marked.content.decode()  # three letters, under the threshold

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core import signing
@@ -279,11 +280,24 @@ def _render_preview(request, place: DeadPlace | None, job_kind: JobKind, asked: 
         "brokers_down": sorted(Broker.objects.filter(name__in={row["broker__name"] for row in origins},
                                                      reachable=False).values_list("name", flat=True)),
         "sample": sample,
+        "approval_note": _approval_note(job_kind, summary["count"]),
         "form": confirm,
         "token": token,
         "back": _back(place, selection, from_letter),
     }
     return render(request, "web/preview.html", context)
+
+
+def _approval_note(job_kind: JobKind, count: int) -> str:
+    """Whether the job will wait for a second person (console.jobs.door.approvals.needs_approval
+    decides when it is made; earlier jobs of the requester's window may add to the count)."""
+    if job_kind.always_approved:
+        return (f"A {job_kind.label.lower() or job_kind.name} always waits for a second person to approve it "
+                "before it runs.")
+    if count > settings.DLO_APPROVAL_THRESHOLD:
+        return (f"It touches more than {settings.DLO_APPROVAL_THRESHOLD} letters: it will wait for a second person "
+                "to approve it before it runs.")
+    return ""
 
 
 def _destination(job_kind: JobKind, target: str, origin: str) -> str:
