@@ -57,6 +57,15 @@ def main() -> None:
         ("place page, exception + older than 1 day", "place",
          {"exception": group.exception_type, "older_than": "24"}),
         ("place page, one failure group", "place", {"fingerprint": group.fingerprint}),
+        # Issue 46: words as people type them (a part, any case; "exactly"), and sorted columns.
+        ("place page, exception: a part, other case", "place",
+         {"exception": group.exception_type.rsplit(".", 1)[-1][2:12].upper()}),
+        ("place page, exception: \"exactly\"", "place", {"exception": f'"{group.exception_type}"'}),
+        ("place page, reason: a part", "place", {"reason": "reject"}),
+        ("place page, sorted by deaths", "place", {"sort": "deaths"}),
+        ("place page, sorted by deaths, 2nd page", "place", {"sort": "deaths", "after": "PAGE2"}),
+        ("place page, sorted by body size", "place", {"sort": "size"}),
+        ("place page, sorted by exception type", "place", {"sort": "exception"}),
         ("groups view of the place", "place-groups", {}),
         ("groups view of the place, any state", "place-groups", {"state": "any"}),
     ]
@@ -66,9 +75,18 @@ def main() -> None:
 
     print(f"\n{args.letters:,} letters vs 1,000; {args.repeat} requests each; times in ms (p50 / p95)\n")
     for label, name, query in cases:
-        suffix = "?" + urlencode(query) if query else ""
-        figure = timings(client, reverse(name, args=[big.pk]) + suffix, args.repeat)
-        base = timings(client, reverse(name, args=[small.pk]) + suffix, args.repeat)
+        urls = []
+        for place in (big, small):
+            asked = dict(query)
+            if asked.get("after") == "PAGE2":  # where the first page of that order ends
+                from console.web.paging import PAGE_SIZE, SORTS
+
+                order = SORTS[asked["sort"]].ordering()
+                asked["after"] = str(list(place.letters.order_by(*order).values_list("id", flat=True)
+                                          [PAGE_SIZE - 1:PAGE_SIZE])[0])
+            urls.append(reverse(name, args=[place.pk]) + ("?" + urlencode(asked) if asked else ""))
+        figure = timings(client, urls[0], args.repeat)
+        base = timings(client, urls[1], args.repeat)
         f50, f95, b50 = percentile(figure, 50) * 1000, percentile(figure, 95) * 1000, percentile(base, 50) * 1000
         print(f"{label:45s} {f50:7.1f} / {f95:7.1f}   baseline {b50:6.1f}   p50 ratio {f50 / b50:5.2f}")
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from console.access.redactor import PREVIEW_SOURCE_BYTES, Redactor, masked_preview
 from console.access.roles import SEE_UNREDACTED, has
+from console.decoders import reading
 from console.letters import compression
 from console.letters.values import body_preview
 
@@ -119,8 +120,9 @@ def mask_jobs(user, jobs: Iterable) -> None:
 class ShownContent:
     """A letter's headers, properties, body and envelope texts as a user may see them (``body``
     None: hidden; ``envelope``: the ENVELOPE_FIELDS a letter has, by name). A compressed body
-    is decoded first (``compression`` says how, None for a body sent as it is), so a viewer's
-    mask applies to the text they read."""
+    is decoded first (``compression`` says how, None for a body sent as it is), and a body in a
+    format of console.decoders read (``reading``), so a viewer's mask applies to the text they
+    read."""
 
     def __init__(self, user, letter) -> None:
         redactor = for_user(user)
@@ -129,6 +131,10 @@ class ShownContent:
         body = letter.body_bytes
         if self.compression is not None and self.compression.body is not None:
             body = self.compression.body
+        # A body in a format (console.decoders) is shown read, as JSON: masked as a JSON body is.
+        self.reading = reading.read(body, letter.properties, letter.headers)
+        if self.reading is not None and self.reading.text is not None:
+            body = self.reading.text
         envelope = {name: getattr(letter, name) for name in ENVELOPE_FIELDS if hasattr(letter, name)}
         if redactor is None:
             self.headers, self.properties, self.body = letter.headers, letter.properties, body

@@ -8,12 +8,14 @@ rule matches); headers and properties hide the values of the headers named by ru
 
 from __future__ import annotations
 
+import json
+
 from console.access.masking import MaskedSerializerMixin
 from console.access.redactor import PREVIEW_SOURCE_BYTES, Redactor, masked_preview
 
 #: Fields RedactedLetterMixin masks itself (the base leaves them to it); ``audit`` comes from
 #: AuditEventSerializer, masked with the same context.
-LETTER_CONTENT = ("preview", "body", "headers", "properties", "audit")
+LETTER_CONTENT = ("preview", "body", "decoded", "headers", "properties", "audit")
 
 
 class RedactedLetterMixin(MaskedSerializerMixin):
@@ -32,10 +34,27 @@ class RedactedLetterMixin(MaskedSerializerMixin):
             masked = redactor.body(letter.body_bytes)
             data["body"] = ({"encoding": "hidden"} if masked is None
                             else {"encoding": "text", "text": masked.decode("utf-8")})
+        if data.get("decoded") and data["decoded"].get("value") is not None:
+            data["decoded"] = _masked_reading(data["decoded"], redactor)
         for name in ("headers", "properties"):
             if name in data:
                 data[name] = redactor.value(data[name])
         return super().mask(data, letter, redactor, done=(*done, *LETTER_CONTENT))
+
+
+def _masked_reading(decoded: dict, redactor: Redactor) -> dict:
+    """A body read in its format (console.decoders), masked as the page masks it: its JSON text
+    (or XML) through the body's mask, then read back."""
+    value = decoded["value"]
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    masked = redactor.body(text.encode("utf-8"))
+    if masked is None:
+        return {**decoded, "value": None, "error": "hidden: your role sees bodies masked"}
+    shown = masked.decode("utf-8")
+    try:
+        return {**decoded, "value": shown if isinstance(value, str) else json.loads(shown)}
+    except ValueError:
+        return {**decoded, "value": shown}
 
 
 def _full_head(letter) -> bytes:

@@ -23,6 +23,8 @@ from console.access.traces import shown_trace, shown_traces
 from console.api.audit import AuditEventSerializer
 from console.api.filter_schema import parameters_of
 from console.api.keyset import KeysetPagination, cursor_of
+from console.decoders import reading
+from console.letters import compression
 from console.models import AuditEvent, DeadLetter
 from console.services.flights import flying, shown_state
 from console.services.letter_filters import LetterFilterSet
@@ -48,6 +50,15 @@ class BodySerializer(MaskedSerializer):
                                        help_text="hidden: binary, and your role sees bodies masked")
     text = serializers.CharField(required=False, help_text="When the body is valid UTF-8")
     base64 = serializers.CharField(required=False, help_text="Otherwise, the exact bytes")
+
+
+class DecodedSerializer(MaskedSerializer):
+    format = serializers.CharField(help_text="The body format's name (msgpack, cbor, pickle, xml...)")
+    format_label = serializers.CharField(help_text="What pages call the format (MessagePack, CBOR...)")
+    value = serializers.JSONField(allow_null=True, help_text="The body read, as JSON (XML: its text); null when "
+                                                             "it does not read")
+    error = serializers.CharField(help_text="Why it does not read, or empty")
+    unsafe = serializers.BooleanField(help_text="Loading it would run code: the console never does")
 
 
 class LineageSerializer(MaskedSerializer):
@@ -117,6 +128,8 @@ class RuleHandlingSerializer(MaskedSerializer):
 
 class LetterSerializer(LetterSummarySerializer):
     body = serializers.SerializerMethodField()
+    decoded = serializers.SerializerMethodField(help_text="The body read in its format (console.decoders), beside "
+                                                          "the stored body; null for JSON, text and unknown bodies")
     lineage = serializers.SerializerMethodField()
     audit = serializers.SerializerMethodField()
     quarantined = serializers.SerializerMethodField(help_text="No rule replays it until a person releases it")
@@ -125,8 +138,8 @@ class LetterSerializer(LetterSummarySerializer):
     class Meta(LetterSummarySerializer.Meta):
         fields = [
             *LetterSummarySerializer.Meta.fields, "exception_stack", "envelope_details", "headers",
-            "properties", "body", "replayed_to", "replayed_at", "last_job", "capture_job", "lineage", "audit",
-            "replay_count", "quarantined", "quarantine_reason", "rule",
+            "properties", "body", "decoded", "replayed_to", "replayed_at", "last_job", "capture_job", "lineage",
+            "audit", "replay_count", "quarantined", "quarantine_reason", "rule",
         ]
         read_only_fields = fields
 
@@ -147,6 +160,15 @@ class LetterSerializer(LetterSummarySerializer):
             return {"encoding": "text", "text": raw.decode("utf-8")}
         except UnicodeDecodeError:
             return {"encoding": "base64", "base64": base64.b64encode(raw).decode("ascii")}
+
+    @extend_schema_field(DecodedSerializer(allow_null=True))
+    def get_decoded(self, letter: DeadLetter) -> dict | None:
+        body = compression.readable(letter.body_bytes, letter.properties, letter.headers)
+        found = reading.read(body, letter.properties, letter.headers)
+        if found is None:
+            return None
+        return {"format": found.name, "format_label": found.label, "value": found.value, "error": found.error,
+                "unsafe": found.unsafe}
 
     def _reader(self):
         """Who reads the letter; without a request (a script serializing it) the reader is

@@ -29,7 +29,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.lookups import IContains
 from django_filters import FilterSet
 
-from console.letters import compression
+from console.decoders.reading import readable
 from console.letters.envelope import FINGERPRINT_DIGITS
 from console.models import DeadLetter, LetterState
 from console.models.letter import LetterSearch, LetterTrace
@@ -42,7 +42,7 @@ from console.services.parsing import (
     TextField,
     TextFilter,
 )
-from console.services.search_rows import COMPRESSED
+from console.services.search_rows import read_in_python
 from console.tracing.context import valid_trace_id
 
 
@@ -208,18 +208,19 @@ class LetterFilterSet(FilterSet):
         # search row is still a placeholder (partial too: console.services.search_rows).
         may_hold = LetterSearch.objects.filter(Q(text__contains=escaped(needle)) | Q(partial=True),
                                                letter_id=OuterRef("pk"))
-        # A compressed body is searched as people read it, decoded: its search row holds the
-        # decoded text, which proposes it, and the decoded body decides, here in Python (such
-        # letters are rare; PostgreSQL cannot decode them).
+        # A compressed body, or one in a body format (console.decoders), is searched as people
+        # read it, decoded: its search row holds the decoded text, which proposes it, and the
+        # decoded body decides, here in Python (such letters are rare; PostgreSQL cannot decode
+        # them).
         # They are found from their search rows' own index (or, for a placeholder, the
         # pending one), and all of them are read: testing COMPRESSED, or the search text, on
         # every candidate read a quarter of a million letters once more for a common needle
         # (two seconds at a million letters).
-        compressed = Case(When(COMPRESSED, then=Value(True)), default=Value(False))
+        compressed = Case(When(read_in_python(), then=Value(True)), default=Value(False))
         marked = LetterSearch.objects.filter(Q(compressed=True) | Q(pending=True)).values("letter_id")
         proposed = qs.alias(compressed=compressed).filter(id__in=marked, compressed=True)
         decoded = [letter.pk for letter in proposed.only("id", "body", "properties", "headers").iterator(chunk_size=50)
-                   if needle in compression.readable(letter.body_bytes, letter.properties, letter.headers)]
+                   if needle in readable(letter.body_bytes, letter.properties, letter.headers)]
         holding: QuerySet[Any] = qs.alias(body_match=BytesPosition(needle), compressed=compressed).filter(
             Exists(may_hold), body_match__gt=0, compressed=False)
         return holding | qs.filter(pk__in=decoded) if decoded else holding

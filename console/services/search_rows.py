@@ -32,7 +32,7 @@ from celery import current_app
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from console.letters import compression
+from console.decoders.reading import content_types, readable
 from console.models import DeadLetter, LetterSearch
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,24 @@ COMPRESSED = Q(properties__content_encoding__iregex=r"^\s*(x-)?(gzip|deflate|zli
 #: encoding naming a compression (not Celery's everyday "utf-8"), or a compression header.
 _NAMES_COMPRESSION = re.compile(r'"(?:content[-_]encoding"\s*:\s*"\s*(?:x-)?(?:gzip|deflate|zlib|zstd)|compression")',
                                 re.IGNORECASE)
+
+
+def read_in_python() -> Q:
+    """Letters whose bodies are searched as people read them, which PostgreSQL cannot do: those
+    that may be compressed (COMPRESSED), and those whose content type names a body format of
+    console.decoders (MessagePack, CBOR...), read as JSON. A superset; the reading decides."""
+    named = Q()
+    for content_type in content_types():
+        named |= Q(properties__content_type__istartswith=content_type)
+        for header in ("content-type", "Content-Type", "content_type"):
+            named |= Q(headers__contains={header: content_type})
+    return COMPRESSED | named
+
+
+def _names_a_format(row_json: str) -> bool:
+    """Whether a letter's properties or headers, as JSON text, may name a body format."""
+    lowered = row_json.lower()
+    return any(f'"{content_type}' in lowered for content_type in content_types())
 
 
 #: Whether this thread's letters get placeholder search rows now (``written_later``), as the
@@ -96,29 +114,33 @@ def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -
     if _later.get():
         return
     named = [letter_id for letter_id, row in zip(ids, rows, strict=True)
-             if _NAMES_COMPRESSION.search(row["properties"]) or _NAMES_COMPRESSION.search(row["headers"])]
+             if _NAMES_COMPRESSION.search(row["properties"]) or _NAMES_COMPRESSION.search(row["headers"])
+             or _names_a_format(row["properties"]) or _names_a_format(row["headers"])]
     if named:
         write_decoded_texts(DeadLetter.objects.filter(id__in=named))
 
 
 def write_decoded_texts(letters: QuerySet[DeadLetter]) -> int:
-    """Write the search-row text of the compressed ``letters`` from their decoded bodies (what
-    ``encode(body, 'escape')`` would give for the decoded bytes, cut as the triggers cut);
-    a body that does not decode keeps the text of its stored bytes, which are what is shown.
+    """Write the search-row text of the ``letters`` read in Python (:func:`read_in_python`:
+    compressed, or in a body format) from their bodies as people read them (what
+    ``encode(body, 'escape')`` would give for those bytes, cut as the triggers cut); a body that
+    does not decode or read keeps the text of its stored bytes, which are what is shown.
     Returns how many rows were written. Placeholders are left to the fill. Every such row is
-    marked ``compressed``, decoded or not: the body filter reads these letters' bodies itself."""
+    marked ``compressed`` (read in Python), read or not: the body filter reads these letters'
+    bodies itself."""
     written = 0
-    letters = letters.filter(COMPRESSED, Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=False)))
+    letters = letters.filter(read_in_python(),
+                             Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=False)))
     LetterSearch.objects.filter(letter_id__in=letters.values("id"), pending=False).update(compressed=True)
     for letter in letters.only("id", "body", "properties", "headers").iterator(chunk_size=50):
-        decoded = compression.read(letter.body_bytes, letter.properties, letter.headers)
-        if decoded is None or decoded.body is None:
+        read = readable(letter.body_bytes, letter.properties, letter.headers)
+        if read == letter.body_bytes:
             continue
-        text = decoded.body[:LetterSearch.TEXT_BYTES]
+        text = read[:LetterSearch.TEXT_BYTES]
         with connection.cursor() as cursor:
             cursor.execute("UPDATE console_lettersearch SET text = encode(%s::bytea, 'escape'), partial = %s "
                            "WHERE letter_id = %s AND NOT pending",
-                           [text, len(decoded.body) > len(text), letter.pk])
+                           [text, len(read) > len(text), letter.pk])
             written += cursor.rowcount
     return written
 

@@ -1,4 +1,5 @@
-"""The README's "first ten minutes", step by step, on the demo (on RabbitMQ, in a vhost of its own)
+"""The README's "first ten minutes", step by step, on the demo's second start (the first without
+RabbitMQ, the second on RabbitMQ, in a vhost of its own)
 in Chromium: sign in, open a DLQ, open a letter, replay it from its page and see it succeed, open
 its failure group and act on its letters, ask for a purge and approve it as demo-reviewer, open
 /api/docs/ and see the operations, open Analytics and see figures (the demo ran the pipeline once,
@@ -35,11 +36,15 @@ def demo_on_rabbitmq():
               json={"password": user, "tags": "management"}).raise_for_status()
     httpx.put(f"{MANAGEMENT}/api/permissions/{vhost}/{user}", auth=GUEST,
               json={"configure": ".*", "write": ".*", "read": ".*"}).raise_for_status()
+    # A second start (issue 46): the first found no RabbitMQ and kept the letters on the memory
+    # broker; this one finds it, and the walk must show what the README says all the same.
+    call_command("demo", "--no-rabbitmq", stdout=StringIO())
     printed = StringIO()
     call_command("demo", "--analytics", "--rabbitmq-url", f"amqp://{user}:{user}@127.0.0.1:5672/{vhost}",
                  "--management-url", f"http://{user}:{user}@127.0.0.1:15672/", stdout=printed)
     # On RabbitMQ itself, not the memory broker the demo falls back to when none answers.
     assert "letters now wait in the DLQs" in printed.getvalue(), printed.getvalue()
+    assert "demo letters in custody: 12" in printed.getvalue(), printed.getvalue()
     yield vhost
     httpx.delete(f"{MANAGEMENT}/api/vhosts/{vhost}", auth=GUEST)
     httpx.delete(f"{MANAGEMENT}/api/users/{user}", auth=GUEST)

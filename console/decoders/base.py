@@ -1,0 +1,68 @@
+"""What a body format is: how the console recognises a body written in it and reads it.
+
+A format declares, in its own module of this package (registered in console.decoders):
+
+- ``label``: what pages call it ("MessagePack");
+- ``content_types``: the content types that name it (``application/x-msgpack``), compared
+  without parameters and in any case; ``magic``: the first bytes that name it, where the format
+  has them (a pickle's protocol opcode); a format no letter names is never tried;
+- ``read(body)``: the body as a JSON-like value (dicts with string keys, lists, strings,
+  numbers, booleans, None), or :class:`Unreadable` saying why. It gets at most
+  :data:`MAX_BYTES` and must bound its own work: depth, collection lengths, nothing run;
+- ``unsafe``: the format can run code when loaded the usual way (pickle): the console never
+  does, and says so.
+
+The value is shown as JSON, searched, masked and matched as JSON text
+(console.decoders.reading).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+#: Bodies longer than this are shown as stored, unread.
+MAX_BYTES = 1024 * 1024
+#: A value nested deeper than this is refused (a hostile body's nesting).
+MAX_DEPTH = 64
+#: A container longer than this is refused (a hostile body's declared lengths).
+MAX_ITEMS = 100_000
+
+
+class Unreadable(Exception):
+    """The body does not read in the format: why, for the reader."""
+
+
+class BodyFormat:
+    label: ClassVar[str] = ""
+    content_types: ClassVar[tuple[str, ...]] = ()
+    magic: ClassVar[bytes] = b""
+    unsafe: ClassVar[bool] = False
+
+    def read(self, body: bytes) -> Any:
+        raise NotImplementedError
+
+
+def bounded(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON can hold it (bytes as base64 under ``$bytes``, other keys as text),
+    Unreadable past :data:`MAX_DEPTH` or :data:`MAX_ITEMS`."""
+    if depth > MAX_DEPTH:
+        raise Unreadable(f"nested deeper than {MAX_DEPTH}")
+    if isinstance(value, dict):
+        if len(value) > MAX_ITEMS:
+            raise Unreadable(f"a map of more than {MAX_ITEMS} entries")
+        return {_key(key): bounded(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        if len(value) > MAX_ITEMS:
+            raise Unreadable(f"a list of more than {MAX_ITEMS} items")
+        return [bounded(item, depth + 1) for item in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        import base64
+
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)  # a format's own types (a timestamp, a tag): as text
+
+
+def _key(key: Any) -> str:
+    return key if isinstance(key, str) else str(bounded(key, MAX_DEPTH))

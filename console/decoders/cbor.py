@@ -1,0 +1,22 @@
+"""CBOR (``cbor2``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cbor2
+
+from console.decoders.base import BodyFormat, Unreadable, bounded
+
+
+class Cbor(BodyFormat):
+    label = "CBOR"
+    content_types = ("application/cbor",)
+
+    def read(self, body: bytes) -> Any:
+        try:
+            # Semantic tags are left as tags (no tag hook builds objects from them).
+            value = cbor2.loads(body)
+        except (cbor2.CBORDecodeError, ValueError, TypeError, RecursionError, MemoryError, OverflowError) as exc:
+            raise Unreadable(f"not CBOR: {type(exc).__name__}") from None
+        return bounded(value)

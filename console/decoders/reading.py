@@ -1,0 +1,97 @@
+"""A letter's body read in its format: which format (its content type first, then the first
+bytes), and the value as JSON text, which is what pages show, the search rows hold and the
+masks apply to (so a JSON path masks a decoded field as it masks a JSON body's)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from console.decoders import KINDS
+from console.decoders.base import MAX_BYTES, BodyFormat, Unreadable
+from console.letters import compression
+
+#: Header names that may say a body's content type, lower case.
+HEADER_NAMES = ("content-type", "content_type")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A body read (``text`` its value as JSON, or XML laid out; None when it did not read,
+    ``error`` saying why) in the format ``name``."""
+
+    name: str
+    label: str
+    text: bytes | None
+    error: str = ""
+    unsafe: bool = False
+    value: Any = None
+
+    @property
+    def note(self) -> str:
+        """What a reader is told about the body they see."""
+        if self.text is None:
+            return f"Said to be {self.label}, but it does not read ({self.error}): shown as stored."
+        if self.unsafe:
+            return (f"A {self.label}: never loaded here (loading it would run code). Shown is what it would "
+                    "load, and its opcodes.")
+        return f"Stored as {self.label}; shown read, as JSON."
+
+
+def content_type_of(properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> str:
+    """The content type a letter names (AMQP's property, else a header), without parameters,
+    lower case; "" for none."""
+    found: Any = properties.get("content_type") if isinstance(properties, Mapping) else None
+    if not found and isinstance(headers, Mapping):
+        found = next((value for name, value in headers.items() if str(name).lower() in HEADER_NAMES), None)
+    return found.split(";", 1)[0].strip().lower() if isinstance(found, str) else ""
+
+
+def format_of(body: bytes, properties: Mapping[str, Any] | None,
+              headers: Mapping[str, Any] | None) -> tuple[str, BodyFormat] | None:
+    """The format a body is in, by its content type, else by its first bytes; None for JSON,
+    text and whatever no format names."""
+    content_type = content_type_of(properties, headers)
+    formats = [(name, KINDS.get(name)) for name in KINDS]
+    if content_type:
+        for name, found in formats:
+            if content_type in found.content_types:
+                return name, found
+    for name, found in formats:
+        if found.magic and body.startswith(found.magic) and not content_type.startswith(("text/plain",
+                                                                                          "application/json")):
+            return name, found
+    return None
+
+
+def read(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> Reading | None:
+    """The body read in its format, or None when no format names it (JSON, text, unknown)."""
+    if not body:
+        return None
+    named = format_of(body, properties, headers)
+    if named is None:
+        return None
+    name, found = named
+    if len(body) > MAX_BYTES:
+        return Reading(name, found.label, None, f"over {MAX_BYTES // 1024} KiB", found.unsafe)
+    try:
+        value = found.read(body)
+    except Unreadable as exc:
+        return Reading(name, found.label, None, str(exc), found.unsafe)
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+    return Reading(name, found.label, text.encode("utf-8"), "", found.unsafe, value)
+
+
+def readable(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> bytes:
+    """The body as people read it: decompressed (console.letters.compression), then read in its
+    format; as stored where neither applies or it does not read."""
+    body = compression.readable(body, properties, headers)
+    reading = read(body, properties, headers)
+    return reading.text if reading is not None and reading.text is not None else body
+
+
+def content_types() -> list[str]:
+    """Every content type a registered format takes (the database's proposal of letters to read)."""
+    return sorted({content_type for name in KINDS for content_type in KINDS.get(name).content_types})
