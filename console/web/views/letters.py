@@ -5,7 +5,6 @@ Letters page across places."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -14,7 +13,6 @@ from console.access.redaction_policy import ShownContent, for_user, mask_envelop
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.access.traces import shown_trace
-from console.decoders import reading
 from console.jobs.door.requests import request_job
 from console.letters import compression
 from console.letters.compression import Decoded
@@ -52,9 +50,9 @@ def editable(letter: DeadLetter, compressed: Decoded | None = None) -> bool:
 def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None):
     letter.state = shown_state(letter)  # for the page only, never saved: a letter in flight is replaying
     shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction_policy)
-    # A body read in a format (console.decoders) is not edited as its JSON: what is sent must be
-    # bytes in its own format, which the edit form does not write yet.
-    if edit_form is None and editable(letter, shown.compression) and shown.reading is None and has(request.user, ACT):
+    # A body read in a format (console.decoders) is edited as stored (base64 for a binary one):
+    # editing its JSON and writing the format back is not done yet.
+    if edit_form is None and editable(letter, shown.compression) and has(request.user, ACT):
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers,
                                                                       shown.compression),
                                    compressed=shown.compression)
@@ -97,9 +95,6 @@ def letter_edit(request, letter_id: int):
     As every action, it is previewed first (what changes, where the copy goes) and done once the
     preview's form, which posts the same fields again with ``confirmed``, is sent."""
     letter = _letter(letter_id)
-    if reading.read(compression.readable(letter.body_bytes, letter.properties, letter.headers), letter.properties,
-                    letter.headers) is not None:
-        raise PermissionDenied("a body in a format the console reads is not edited as text here yet")
     form = EditLetterForm(request.POST, original=letter.body_bytes,
                           compressed=compression.read(letter.body_bytes, letter.properties, letter.headers))
     if form.is_valid():
