@@ -14,8 +14,10 @@ class ConsoleConfig(AppConfig):
         from console.models import Channel, Job
         from console.notifications.registry import kind_choices
         from console.security import checks  # noqa: F401 - registers the identity provider's checks
+        from console.services.body_schemas import connect as connect_the_body_schemas
 
         connect(self)
+        connect_the_body_schemas()  # the Protobuf reader reads the uploaded descriptor sets
         connect_the_worker()  # the door's one enqueue sends jobs to run_job (console.jobs.door.queueing)
         # Job.kind takes its choices from the kind registry, which the models cannot import (a
         # layer above them); a callable, so a new kind needs no migration.

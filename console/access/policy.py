@@ -125,6 +125,9 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # admin's (console.services.channels checks it too); the delivery log with them.
     # The admin pages' API: the same permissions as the pages (tokens: each user's own).
     "api-redaction-rules": MANAGE_REDACTION,
+    # Schemas bodies are read with (Protobuf descriptor sets): listed for anyone, an admin's to change.
+    "api-body-schemas": {"GET": VIEW, "*": MANAGE_BROKERS},
+    "api-body-schema": MANAGE_BROKERS,
     "api-redaction-rule": MANAGE_REDACTION,
     "api-roles": MANAGE_USERS,
     "api-claim-mappings": MANAGE_USERS,

@@ -19,6 +19,7 @@ KINDS: Kinds[BodyFormat] = Kinds("body format", {
     "cbor": "console.decoders.cbor.Cbor",
     "pickle": "console.decoders.pickle.Pickle",
     "xml": "console.decoders.xml.Xml",
+    "protobuf": "console.decoders.protobuf.Protobuf",
 }, make=instance)
 
 

@@ -5,8 +5,10 @@ A format declares, in its own module of this package (registered in console.deco
 - ``label``: what pages call it ("MessagePack");
 - ``content_types``: the content types that name it (``application/x-msgpack``), compared
   without parameters and in any case; ``magic``: the first bytes that name it, where the format
-  has them (a pickle's protocol opcode); a format no letter names is never tried;
-- ``read(body)``: the body as a JSON-like value (dicts with string keys, lists, strings,
+  has them (a pickle's protocol opcode); a format no letter names is never tried; ``said``
+  (:class:`Said`) is what the letter says of its body, where a format needs more than its bytes
+  (a Protobuf message's type);
+- ``read(body, said)``: the body as a JSON-like value (dicts with string keys, lists, strings,
   numbers, booleans, None), or :class:`Unreadable` saying why. It gets at most
   :data:`MAX_BYTES` and must bound its own work: depth, collection lengths, nothing run;
 - ``unsafe``: the format can run code when loaded the usual way (pickle): the console never
@@ -18,6 +20,8 @@ The value is shown as JSON, searched, masked and matched as JSON text
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 #: Bodies longer than this are shown as stored, unread.
@@ -26,6 +30,16 @@ MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 #: A container longer than this is refused (a hostile body's declared lengths).
 MAX_ITEMS = 100_000
+
+
+@dataclass(frozen=True)
+class Said:
+    """What a letter says of its body: its content type (lower case, no parameters), the type's
+    parameters (names lower case), and its headers."""
+
+    content_type: str = ""
+    parameters: dict[str, str] = field(default_factory=dict)
+    headers: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Unreadable(Exception):
@@ -38,7 +52,7 @@ class BodyFormat:
     magic: ClassVar[bytes] = b""
     unsafe: ClassVar[bool] = False
 
-    def read(self, body: bytes) -> Any:
+    def read(self, body: bytes, said: Said) -> Any:
         raise NotImplementedError
 
 

@@ -6,14 +6,14 @@ from typing import Any
 
 import cbor2
 
-from console.decoders.base import BodyFormat, Unreadable, bounded
+from console.decoders.base import BodyFormat, Said, Unreadable, bounded
 
 
 class Cbor(BodyFormat):
     label = "CBOR"
     content_types = ("application/cbor",)
 
-    def read(self, body: bytes) -> Any:
+    def read(self, body: bytes, said: Said) -> Any:
         try:
             # Semantic tags are left as tags (no tag hook builds objects from them).
             value = cbor2.loads(body)

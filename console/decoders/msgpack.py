@@ -6,14 +6,14 @@ from typing import Any
 
 import msgpack as library
 
-from console.decoders.base import MAX_BYTES, MAX_ITEMS, BodyFormat, Unreadable, bounded
+from console.decoders.base import MAX_BYTES, MAX_ITEMS, BodyFormat, Said, Unreadable, bounded
 
 
 class MessagePack(BodyFormat):
     label = "MessagePack"
     content_types = ("application/x-msgpack", "application/msgpack", "application/vnd.msgpack")
 
-    def read(self, body: bytes) -> Any:
+    def read(self, body: bytes, said: Said) -> Any:
         try:
             # Declared lengths bounded before anything is allocated for them.
             value = library.unpackb(body, raw=False, strict_map_key=False,

@@ -8,7 +8,7 @@ import io
 import pickletools
 from typing import Any
 
-from console.decoders.base import BodyFormat, Unreadable
+from console.decoders.base import BodyFormat, Said, Unreadable
 
 #: The disassembly is cut after this many lines, and the walk after this many opcodes.
 MAX_LINES = 2000
@@ -21,7 +21,7 @@ class Pickle(BodyFormat):
     magic = b"\x80"  # the PROTO opcode of protocols 2 to 5
     unsafe = True
 
-    def read(self, body: bytes) -> Any:
+    def read(self, body: bytes, said: Said) -> Any:
         loads: list[str] = []
         lines: list[str] = []
         strings: list[str] = []

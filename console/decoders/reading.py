@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.decoders import KINDS
-from console.decoders.base import MAX_BYTES, BodyFormat, Unreadable
+from console.decoders.base import MAX_BYTES, BodyFormat, Said, Unreadable
 from console.letters import compression
 
 #: Header names that may say a body's content type, lower case.
@@ -40,13 +40,23 @@ class Reading:
         return f"Stored as {self.label}; shown read, as JSON."
 
 
-def content_type_of(properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> str:
-    """The content type a letter names (AMQP's property, else a header), without parameters,
-    lower case; "" for none."""
+def said_of(properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> Said:
+    """What a letter says of its body: the content type it names (AMQP's property, else a
+    header), its parameters, and its headers."""
     found: Any = properties.get("content_type") if isinstance(properties, Mapping) else None
     if not found and isinstance(headers, Mapping):
         found = next((value for name, value in headers.items() if str(name).lower() in HEADER_NAMES), None)
-    return found.split(";", 1)[0].strip().lower() if isinstance(found, str) else ""
+    parts = found.split(";") if isinstance(found, str) else [""]
+    parameters = {}
+    for part in parts[1:]:
+        name, _, value = part.partition("=")
+        parameters[name.strip().lower()] = value.strip().strip('"')
+    return Said(parts[0].strip().lower(), parameters, headers if isinstance(headers, Mapping) else {})
+
+
+def content_type_of(properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> str:
+    """The content type a letter names, without parameters, lower case; "" for none."""
+    return said_of(properties, headers).content_type
 
 
 def format_of(body: bytes, properties: Mapping[str, Any] | None,
@@ -77,7 +87,7 @@ def read(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str
     if len(body) > MAX_BYTES:
         return Reading(name, found.label, None, f"over {MAX_BYTES // 1024} KiB", found.unsafe)
     try:
-        value = found.read(body)
+        value = found.read(body, said_of(properties, headers))
     except Unreadable as exc:
         return Reading(name, found.label, None, str(exc), found.unsafe)
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)

@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import iterparse
 
-from console.decoders.base import MAX_DEPTH, BodyFormat, Unreadable
+from console.decoders.base import MAX_DEPTH, BodyFormat, Said, Unreadable
 
 
 class Xml(BodyFormat):
@@ -18,7 +18,7 @@ class Xml(BodyFormat):
     content_types = ("application/xml", "text/xml", "application/soap+xml")
     magic = b"<?xml"
 
-    def read(self, body: bytes) -> Any:
+    def read(self, body: bytes, said: Said) -> Any:
         root, depth = None, 0
         try:
             for event, element in iterparse(io.BytesIO(body), events=("start", "end"), forbid_dtd=True):

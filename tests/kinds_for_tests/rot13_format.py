@@ -6,14 +6,14 @@ from __future__ import annotations
 import codecs
 from typing import Any
 
-from console.decoders.base import BodyFormat, Unreadable
+from console.decoders.base import BodyFormat, Said, Unreadable
 
 
 class Rot13(BodyFormat):
     label = "ROT13"
     content_types = ("application/x-rot13",)
 
-    def read(self, body: bytes) -> Any:
+    def read(self, body: bytes, said: Said) -> Any:
         try:
             return {"plain": codecs.decode(body.decode("ascii"), "rot13")}
         except UnicodeDecodeError:
