@@ -43,3 +43,18 @@ def store_letter(
     message = Received(token=None, body=body, headers=headers or {}, properties=properties or {}, envelope=envelope)
     (letter_id,) = store_captured(place, [message], job=None, actor="tests").new
     return DeadLetter.objects.get(pk=letter_id)
+
+
+def uploaded_schema(name: str = "orders.proto v1"):
+    """A Protobuf descriptor set uploaded through the service (one file, one message ``shop.Order``
+    with a string ``id``), as an admin would upload what protoc wrote."""
+    from google.protobuf import descriptor_pb2
+
+    from console.services.body_schemas import do_upload_schema
+
+    file = descriptor_pb2.FileDescriptorProto(name="shop/order_id.proto", package="shop", syntax="proto3")
+    file.message_type.add(name="Order").field.add(
+        name="id", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    return do_upload_schema(actor="tests", kind="protobuf", name=name,
+                            data=descriptor_pb2.FileDescriptorSet(file=[file]).SerializeToString())
