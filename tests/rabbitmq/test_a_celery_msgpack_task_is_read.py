@@ -30,7 +30,8 @@ class WritesAFile:
 
 
 def _app(serializer: str) -> Celery:
-    app = Celery("shop", broker=AMQP_URL)
+    # Not the current app: the console's own tasks (current_app, shared tasks) must not follow it.
+    app = Celery("shop", broker=AMQP_URL, set_as_current=False)
     app.conf.update(task_serializer=serializer, accept_content=[serializer], broker_connection_retry=False)
     return app
 
