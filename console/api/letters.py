@@ -24,7 +24,6 @@ from console.api.audit import AuditEventSerializer
 from console.api.filter_schema import parameters_of
 from console.api.keyset import KeysetPagination, cursor_of
 from console.decoders import reading
-from console.letters import compression
 from console.models import AuditEvent, DeadLetter
 from console.services.flights import flying, shown_state
 from console.services.letter_filters import LetterFilterSet
@@ -163,8 +162,7 @@ class LetterSerializer(LetterSummarySerializer):
 
     @extend_schema_field(DecodedSerializer(allow_null=True))
     def get_decoded(self, letter: DeadLetter) -> dict | None:
-        body = compression.readable(letter.body_bytes, letter.properties, letter.headers)
-        found = reading.read(body, letter.properties, letter.headers)
+        found = reading.read_stored(letter.body_bytes, letter.properties, letter.headers)
         if found is None:
             return None
         return {"format": found.name, "format_label": found.label, "value": found.value, "error": found.error,

@@ -20,6 +20,7 @@ The value is shown as JSON, searched, masked and matched as JSON text
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -70,8 +71,6 @@ def bounded(value: Any, depth: int = 0) -> Any:
             raise Unreadable(f"a list of more than {MAX_ITEMS} items")
         return [bounded(item, depth + 1) for item in value]
     if isinstance(value, (bytes, bytearray, memoryview)):
-        import base64
-
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value

@@ -40,19 +40,52 @@ _lock = threading.Lock()
 _pool: tuple[str, descriptor_pool.DescriptorPool] | None = None
 
 
+class DescriptorSetError(ValueError):
+    """A descriptor set that does not parse or whose files do not build: why."""
+
+
+def add_set(to: descriptor_pool.DescriptorPool, data: bytes, added: set[str]) -> list[str]:
+    """Add the files of the serialized FileDescriptorSet ``data`` not in ``added`` yet (their
+    names are added to it) to the pool ``to``; the message types they declare.
+    DescriptorSetError when it does not parse, or a file does not build."""
+    try:
+        files = descriptor_pb2.FileDescriptorSet.FromString(data).file
+    except DecodeError as exc:
+        raise DescriptorSetError(f"not a Protobuf descriptor set (protoc --descriptor_set_out): {exc}") from None
+    types: list[str] = []
+    for file in files:
+        if file.name in added:
+            continue
+        try:
+            to.Add(file)
+        except (TypeError, KeyError, ValueError) as exc:
+            raise DescriptorSetError(f"{file.name} does not build (its imports must be in the set: protoc "
+                                     f"--include_imports): {exc}") from None
+        added.add(file.name)
+        types.extend(f"{file.package}.{message.name}" if file.package else message.name
+                     for message in file.message_type)
+    return types
+
+
+def declared(data: bytes) -> list[str]:
+    """The message types a serialized FileDescriptorSet declares, checked by building its files
+    (DescriptorSetError saying why they do not build, or that it holds none)."""
+    names: set[str] = set()
+    types = add_set(descriptor_pool.DescriptorPool(), data, names)
+    if not names:
+        raise DescriptorSetError("the descriptor set holds no file")
+    return sorted(types)
+
+
 def pool() -> descriptor_pool.DescriptorPool:
     """The message types of every uploaded descriptor set, parsed once per change of them."""
     global _pool
     key = descriptor_sets_key()
     with _lock:
         if _pool is None or _pool[0] != key:
-            made = descriptor_pool.DescriptorPool()
-            added: set[str] = set()
+            made, added = descriptor_pool.DescriptorPool(), set[str]()
             for data in descriptor_sets():
-                for file in descriptor_pb2.FileDescriptorSet.FromString(data).file:
-                    if file.name not in added:
-                        made.Add(file)
-                        added.add(file.name)
+                add_set(made, data, added)
             _pool = (key, made)
         return _pool[1]
 

@@ -54,49 +54,47 @@ def said_of(properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | N
     return Said(parts[0].strip().lower(), parameters, headers if isinstance(headers, Mapping) else {})
 
 
-def content_type_of(properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> str:
-    """The content type a letter names, without parameters, lower case; "" for none."""
-    return said_of(properties, headers).content_type
-
-
-def format_of(body: bytes, properties: Mapping[str, Any] | None,
-              headers: Mapping[str, Any] | None) -> tuple[str, BodyFormat] | None:
-    """The format a body is in, by its content type, else by its first bytes; None for JSON,
-    text and whatever no format names."""
-    content_type = content_type_of(properties, headers)
+def format_of(body: bytes, said: Said) -> tuple[str, BodyFormat] | None:
+    """The format a body is in, by the content type the letter names, else by its first bytes;
+    None for JSON, text and whatever no format names."""
     formats = [(name, KINDS.get(name)) for name in KINDS]
-    if content_type:
+    if said.content_type:
         for name, found in formats:
-            if content_type in found.content_types:
+            if said.content_type in found.content_types:
                 return name, found
-    for name, found in formats:
-        if found.magic and body.startswith(found.magic) and not content_type.startswith(("text/plain",
-                                                                                          "application/json")):
-            return name, found
-    return None
+    if said.content_type.startswith(("text/plain", "application/json")):
+        return None
+    return next(((name, found) for name, found in formats if found.magic and body.startswith(found.magic)), None)
 
 
 def read(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> Reading | None:
     """The body read in its format, or None when no format names it (JSON, text, unknown)."""
     if not body:
         return None
-    named = format_of(body, properties, headers)
+    said = said_of(properties, headers)
+    named = format_of(body, said)
     if named is None:
         return None
     name, found = named
     if len(body) > MAX_BYTES:
         return Reading(name, found.label, None, f"over {MAX_BYTES // 1024} KiB", found.unsafe)
     try:
-        value = found.read(body, said_of(properties, headers))
+        value = found.read(body, said)
     except Unreadable as exc:
         return Reading(name, found.label, None, str(exc), found.unsafe)
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
     return Reading(name, found.label, text.encode("utf-8"), "", found.unsafe, value)
 
 
+def read_stored(body: bytes, properties: Mapping[str, Any] | None,
+                headers: Mapping[str, Any] | None) -> Reading | None:
+    """A letter's stored body read in its format, decompressed first (console.letters.compression)."""
+    return read(compression.readable(body, properties, headers), properties, headers)
+
+
 def readable(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> bytes:
-    """The body as people read it: decompressed (console.letters.compression), then read in its
-    format; as stored where neither applies or it does not read."""
+    """The body as people read it: decompressed, then read in its format; as stored where
+    neither applies or it does not read."""
     body = compression.readable(body, properties, headers)
     reading = read(body, properties, headers)
     return reading.text if reading is not None and reading.text is not None else body

@@ -24,31 +24,6 @@ class SchemaError(Refusal):
     """An upload the console refuses, saying why."""
 
 
-def _message_types(data: bytes) -> list[str]:
-    """The message types a serialized FileDescriptorSet declares, checked by building them."""
-    from google.protobuf import descriptor_pb2, descriptor_pool
-    from google.protobuf.message import DecodeError
-
-    try:
-        files = descriptor_pb2.FileDescriptorSet.FromString(data).file
-    except DecodeError as exc:
-        raise SchemaError(f"not a Protobuf descriptor set (protoc --descriptor_set_out): {exc}") from None
-    if not files:
-        raise SchemaError("the descriptor set holds no file")
-    pool = descriptor_pool.DescriptorPool()
-    types: list[str] = []
-    for file in files:
-        try:
-            built = pool.Add(file)
-        except (TypeError, KeyError, ValueError) as exc:
-            raise SchemaError(f"{file.name} does not build (its imports must be in the set: protoc "
-                              f"--include_imports): {exc}") from None
-        del built
-        types.extend(f"{file.package}.{message.name}" if file.package else message.name
-                     for message in file.message_type)
-    return sorted(types)
-
-
 @transaction.atomic
 def do_upload_schema(*, actor: Actor, kind: str, name: str, data: bytes, reason: str = "") -> BodySchema:
     """Keep an uploaded descriptor set under ``name`` (a new one, or in place of the one of that name)."""
@@ -59,7 +34,10 @@ def do_upload_schema(*, actor: Actor, kind: str, name: str, data: bytes, reason:
         raise SchemaError("a schema needs a name of at most 200 characters")
     if not data or len(data) > MAX_BYTES:
         raise SchemaError(f"a schema file must hold 1 byte to {MAX_BYTES // (1024 * 1024)} MiB")
-    declares = _message_types(data)
+    try:
+        declares = protobuf.declared(data)
+    except protobuf.DescriptorSetError as exc:
+        raise SchemaError(str(exc)) from None
     schema = BodySchema.objects.filter(name=name).first() or BodySchema(name=name)
     before = schema.sha256 or None
     schema.kind, schema.data, schema.declares = kind, data, declares

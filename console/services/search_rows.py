@@ -63,10 +63,12 @@ def read_in_python() -> Q:
     return COMPRESSED | named
 
 
-def _names_a_format(row_json: str) -> bool:
-    """Whether a letter's properties or headers, as JSON text, may name a body format."""
-    lowered = row_json.lower()
-    return any(f'"{content_type}' in lowered for content_type in content_types())
+def _may_be_read(row: Mapping[str, Any], named_formats: Sequence[str]) -> bool:
+    """Whether a letter's properties or headers (JSON text) may say it is compressed, or name a
+    body format (``named_formats``: how a content type of one starts in JSON, ``"application/...``)."""
+    texts = (row["properties"], row["headers"])
+    return (any(_NAMES_COMPRESSION.search(text) for text in texts)
+            or any(start in text.lower() for text in texts for start in named_formats))
 
 
 #: Whether this thread's letters get placeholder search rows now (``written_later``), as the
@@ -113,9 +115,8 @@ def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -
     placeholders, which the fill writes decoded: nothing is looked at here, on capture's path."""
     if _later.get():
         return
-    named = [letter_id for letter_id, row in zip(ids, rows, strict=True)
-             if _NAMES_COMPRESSION.search(row["properties"]) or _NAMES_COMPRESSION.search(row["headers"])
-             or _names_a_format(row["properties"]) or _names_a_format(row["headers"])]
+    formats = [f'"{content_type}' for content_type in content_types()]
+    named = [letter_id for letter_id, row in zip(ids, rows, strict=True) if _may_be_read(row, formats)]
     if named:
         write_decoded_texts(DeadLetter.objects.filter(id__in=named))
 

@@ -29,17 +29,6 @@ def page_key(raw: str | None) -> int | None:
     return ascii_whole_number(raw) if raw not in (None, "") else None
 
 
-def page_before(queryset: QuerySet, before: str | None, size: int = PAGE_SIZE) -> Page:
-    """Rows in descending id order (newest first) preceding ``before``."""
-    key = page_key(before)
-    if key is not None:
-        queryset = queryset.filter(id__lt=key)
-    rows = list(queryset.order_by("-id")[: size + 1])
-    more = len(rows) > size
-    rows = rows[:size]
-    return Page(rows, rows[-1].id if more else None, key is not None)
-
-
 @dataclass(frozen=True)
 class Sort:
     """An order of a list: by ``field`` (None: the id alone), then by id, one way for both."""

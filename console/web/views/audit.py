@@ -20,7 +20,7 @@ from console.access.redactor import Redactor
 from console.access.scope import visible
 from console.models import AuditEvent, DeadPlace
 from console.services.filtersets import AuditFilterSet
-from console.web.paging import page_before
+from console.web.paging import NEWEST, page_sorted
 
 #: Events fetched per query while exporting.
 EXPORT_CHUNK = 1000
@@ -43,7 +43,7 @@ def _events(request) -> tuple[forms.Form, QuerySet]:
 @login_required
 def audit_list(request):
     form, events = _events(request)
-    page = page_before(events, request.GET.get("before"))
+    page = page_sorted(events, request.GET.get("before"), NEWEST)
     page.rows = mask_events(request.user, page.rows)  # details masked for viewers
     context = {
         "form": form,

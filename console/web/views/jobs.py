@@ -19,7 +19,7 @@ from console.jobs.kinds.base import SELECTION
 from console.models import AuditEvent, Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.services.selection import arrived_since
 from console.web.job_actions import act_on_job
-from console.web.paging import page_before
+from console.web.paging import NEWEST, page_sorted
 from console.web.views.approvals import approval_context
 
 #: The steering buttons: url name -> (service, what the message says happened).
@@ -51,7 +51,7 @@ def job_list(request):
         jobs = jobs.filter(status=status)
     elif status == "active":
         jobs = jobs.exclude(status__in=Job.FINISHED)
-    page = page_before(jobs, request.GET.get("before"))
+    page = page_sorted(jobs, request.GET.get("before"), NEWEST)
     mask_jobs(request.user, page.rows)
     return render(request, "web/jobs.html", {"page": page, "status": status, "statuses": Job.Status.choices})
 
