@@ -17,6 +17,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, json_format, messag
 from google.protobuf.message import DecodeError
 
 from console.decoders.base import BodyFormat, Said, Unreadable, bounded
+from console.refusals import Refusal
 
 #: Header names that may name the message type, lower case.
 TYPE_HEADERS = ("proto-message-type", "x-protobuf-message-type", "message-type")
@@ -40,7 +41,7 @@ _lock = threading.Lock()
 _pool: tuple[str, descriptor_pool.DescriptorPool] | None = None
 
 
-class DescriptorSetError(ValueError):
+class DescriptorSetError(Refusal):
     """A descriptor set that does not parse or whose files do not build: why."""
 
 
