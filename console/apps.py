@@ -17,7 +17,7 @@ class ConsoleConfig(AppConfig):
         from console.services.body_schemas import connect as connect_the_body_schemas
 
         connect(self)
-        connect_the_body_schemas()  # the Protobuf reader reads the uploaded descriptor sets
+        connect_the_body_schemas()  # the formats read with uploaded schemas (Protobuf, Avro) get them
         connect_the_worker()  # the door's one enqueue sends jobs to run_job (console.jobs.door.queueing)
         # Job.kind takes its choices from the kind registry, which the models cannot import (a
         # layer above them); a callable, so a new kind needs no migration.

@@ -1,5 +1,5 @@
 """``/api/body-schemas/``: what bodies written with a schema are read with (Protobuf descriptor
-sets), through console.services.body_schemas: listed for anyone signed in, uploaded and deleted
+sets, Avro schemas), through console.services.body_schemas: listed for anyone signed in, uploaded and deleted
 by an admin, audited."""
 
 from __future__ import annotations
@@ -19,18 +19,22 @@ from console.services.body_schemas import SchemaError, do_delete_schema, do_uplo
 
 
 class BodySchemaSerializer(MaskedModelSerializer):
-    safe_fields = ("kind", "sha256", "uploaded_at")
+    safe_fields = ("kind", "sha256", "uploaded_at", "registry_id")
 
     class Meta:
         model = BodySchema
-        fields = ["id", "kind", "name", "sha256", "declares", "uploaded_by", "uploaded_at"]
+        fields = ["id", "kind", "name", "sha256", "declares", "registry_id", "uploaded_by", "uploaded_at"]
         read_only_fields = fields
 
 
 class UploadSerializer(MaskedSerializer):
     kind = serializers.ChoiceField(choices=BodySchema.Kind.choices)
     name = serializers.CharField(max_length=200)
-    base64 = serializers.CharField(help_text="The file, base64 (protoc --include_imports --descriptor_set_out=f.pb)")
+    base64 = serializers.CharField(help_text="The file, base64: a descriptor set (protoc --include_imports "
+                                             "--descriptor_set_out=f.pb), or an Avro schema (.avsc)")
+    registry_id = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=0, max_value=2**32 - 1,
+        help_text="Avro: the schema registry's id of the schema (Confluent's wire format names it)")
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
@@ -50,7 +54,8 @@ class BodySchemaList(APIView):
             raise SchemaError("base64 is not valid base64") from None
         schema = do_upload_schema(actor=request.user, kind=given.validated_data["kind"],
                                   name=given.validated_data["name"], data=data,
-                                  reason=given.validated_data["reason"])
+                                  reason=given.validated_data["reason"],
+                                  registry_id=given.validated_data["registry_id"])
         return Response(BodySchemaSerializer(schema, context={"request": request}).data,
                         status=status.HTTP_201_CREATED)
 

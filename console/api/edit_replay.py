@@ -12,8 +12,10 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
+from console.decoders.reading import written
 from console.jobs.door.requests import request_job
 from console.models import DeadLetter
 from console.services.edit import tagged_headers
@@ -35,12 +37,22 @@ class BodyField(serializers.Field):
 
 
 class EditReplaySerializer(serializers.Serializer):
-    body = BodyField(help_text='The edited body: text, or {"base64": "..."}')
+    body = BodyField(required=False, help_text='The edited body: text, or {"base64": "..."}')
+    decoded = serializers.JSONField(
+        required=False, help_text="Instead of body, for a body the console reads in its format (the letter's "
+                                  "`decoded`: MessagePack, CBOR, Protobuf, Avro): the edited value, written back "
+                                  "in the same format, message type and schema; 400 naming the field that does "
+                                  "not fit")
     headers = serializers.DictField(
         required=False, help_text="All headers of the copy, tagged JSON ($bytes, $ts, $decimal, $str, $float); "
                                   "left out: the letter's own headers")
     reason = serializers.CharField(help_text="Why (audited)")
     ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
+
+    def validate(self, attrs):
+        if ("body" in attrs) == ("decoded" in attrs):
+            raise serializers.ValidationError("give the edited body, or its decoded value (one of the two)")
+        return attrs
 
 
 class LetterEditReplay(APIView):
@@ -49,7 +61,7 @@ class LetterEditReplay(APIView):
 
     #: A message's body and headers may hold NUL characters: the copy keeps them exactly
     #: (console.api.parsers; the headers are stored escaped).
-    json_may_hold_nul = ("body", "headers")
+    json_may_hold_nul = ("body", "headers", "decoded")
 
     @extend_schema(request=EditReplaySerializer, responses={202: JobSerializer, 400: ErrorSerializer})
     def post(self, request, letter_id: int):
@@ -58,6 +70,11 @@ class LetterEditReplay(APIView):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         headers = tagged_headers(data["headers"]) if "headers" in data else letter.headers
-        job = request_job("edit_replay", letter=letter, body=data["body"], headers=headers,
+        if "body" in data:
+            body = data["body"]
+        else:  # read only as its reader may: a letter outside their places is not found
+            letter = generics.get_object_or_404(visible(request.user, DeadLetter.objects.all()), pk=letter_id)
+            body = written(data["decoded"], letter.body_bytes, letter.properties, letter.headers)
+        job = request_job("edit_replay", letter=letter, body=body, headers=headers,
                           actor=request.user, reason=data["reason"], ticket=data["ticket"])
         return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)

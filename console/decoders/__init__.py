@@ -20,6 +20,7 @@ KINDS: Kinds[BodyFormat] = Kinds("body format", {
     "pickle": "console.decoders.pickle.Pickle",
     "xml": "console.decoders.xml.Xml",
     "protobuf": "console.decoders.protobuf.Protobuf",
+    "avro": "console.decoders.avro.Avro",
 }, make=instance)
 
 

@@ -6,12 +6,13 @@ from typing import Any
 
 import cbor2
 
-from console.decoders.base import BodyFormat, Said, Unreadable, bounded
+from console.decoders.base import BodyFormat, Said, Unreadable, bounded, unbounded
 
 
 class Cbor(BodyFormat):
     label = "CBOR"
     content_types = ("application/cbor",)
+    writes = True
 
     def read(self, body: bytes, said: Said) -> Any:
         try:
@@ -20,3 +21,6 @@ class Cbor(BodyFormat):
         except (cbor2.CBORDecodeError, ValueError, TypeError, RecursionError, MemoryError, OverflowError) as exc:
             raise Unreadable(f"not CBOR: {type(exc).__name__}") from None
         return bounded(value)
+
+    def write(self, value: Any, like: bytes, said: Said) -> bytes:
+        return cbor2.dumps(unbounded(value))

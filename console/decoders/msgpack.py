@@ -6,12 +6,13 @@ from typing import Any
 
 import msgpack as library
 
-from console.decoders.base import MAX_BYTES, MAX_ITEMS, BodyFormat, Said, Unreadable, bounded
+from console.decoders.base import MAX_BYTES, MAX_ITEMS, BodyFormat, Said, Unreadable, bounded, unbounded
 
 
 class MessagePack(BodyFormat):
     label = "MessagePack"
     content_types = ("application/x-msgpack", "application/msgpack", "application/vnd.msgpack")
+    writes = True
 
     def read(self, body: bytes, said: Said) -> Any:
         try:
@@ -23,3 +24,6 @@ class MessagePack(BodyFormat):
                 RecursionError, UnicodeDecodeError) as exc:
             raise Unreadable(f"not MessagePack: {type(exc).__name__}") from None
         return bounded(value)
+
+    def write(self, value: Any, like: bytes, said: Said) -> bytes:
+        return bytes(library.packb(unbounded(value), use_bin_type=True))

@@ -4,41 +4,28 @@
 The message's type comes from what the letter says: the content type's ``messageType`` (or
 ``proto``) parameter, or a ``proto-message-type`` header (``x-protobuf-message-type`` and
 ``message-type`` too). The descriptor sets are parsed once into a pool, again only when the
-uploads change. Parsing is the library's: bounded nesting (its recursion limit), no code run.
+uploads change (console.decoders.schemas). Parsing is the library's: bounded nesting (its
+recursion limit), no code run. An edited value is written back as the same type.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+import logging
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
-from console.decoders.base import BodyFormat, Said, Unreadable, bounded
+from console.decoders import schemas
+from console.decoders.base import BodyFormat, Said, Unreadable, Unwritable, bounded, unbounded
 from console.refusals import Refusal
+
+log = logging.getLogger(__name__)
 
 #: Header names that may name the message type, lower case.
 TYPE_HEADERS = ("proto-message-type", "x-protobuf-message-type", "message-type")
 #: Content type parameters that may name it.
 TYPE_PARAMETERS = ("messagetype", "proto", "type")
-
-#: The uploaded descriptor sets (serialized), and a key that changes when they do. Set by
-#: console.services.body_schemas once Django is ready (this layer reads no database).
-def _none() -> list[bytes]:
-    return []
-
-
-def _no_key() -> str:
-    return ""
-
-
-descriptor_sets: Callable[[], list[bytes]] = _none
-descriptor_sets_key: Callable[[], str] = _no_key
-
-_lock = threading.Lock()
-_pool: tuple[str, descriptor_pool.DescriptorPool] | None = None
 
 
 class DescriptorSetError(Refusal):
@@ -80,15 +67,17 @@ def declared(data: bytes) -> list[str]:
 
 def pool() -> descriptor_pool.DescriptorPool:
     """The message types of every uploaded descriptor set, parsed once per change of them."""
-    global _pool
-    key = descriptor_sets_key()
-    with _lock:
-        if _pool is None or _pool[0] != key:
-            made, added = descriptor_pool.DescriptorPool(), set[str]()
-            for data in descriptor_sets():
-                add_set(made, data, added)
-            _pool = (key, made)
-        return _pool[1]
+    return schemas.parsed("protobuf", _built)
+
+
+def _built(uploads: list[schemas.Upload]) -> descriptor_pool.DescriptorPool:
+    made, added = descriptor_pool.DescriptorPool(), set[str]()
+    for upload in uploads:
+        try:
+            add_set(made, upload.data, added)
+        except DescriptorSetError as exc:  # checked alone when uploaded; beside the others it may clash
+            log.warning("the descriptor set %r is left out: %s", upload.name, exc)
+    return made
 
 
 def message_type(said: Said) -> str:
@@ -105,18 +94,38 @@ def message_type(said: Said) -> str:
 class Protobuf(BodyFormat):
     label = "Protobuf"
     content_types = ("application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf")
+    writes = True
 
     def read(self, body: bytes, said: Said) -> Any:
-        name = message_type(said)
-        if not name:
-            raise Unreadable("no message type named (content type messageType=…, or a proto-message-type header)")
-        try:
-            descriptor = pool().FindMessageTypeByName(name.removeprefix("type.googleapis.com/"))
-        except KeyError:
-            raise Unreadable(f"no uploaded descriptor set has the message type {name}") from None
-        message = message_factory.GetMessageClass(descriptor)()
+        name, message = _message(said, Unreadable)
         try:
             message.ParseFromString(body)
         except (DecodeError, RecursionError, ValueError) as exc:
             raise Unreadable(f"not a {name}: {exc}") from None
         return bounded(json_format.MessageToDict(message, preserving_proto_field_name=True))
+
+    def declares(self, upload: bytes) -> list[str]:
+        return declared(upload)
+
+    def write(self, value: Any, like: bytes, said: Said) -> bytes:
+        """The edited value as the letter's message type, checked by its descriptor: a field the
+        type does not have, or a value of the wrong type, is refused naming the field."""
+        name, message = _message(said, Unwritable)
+        try:
+            json_format.ParseDict(unbounded(value), message)
+        except (json_format.ParseError, TypeError, ValueError, RecursionError) as exc:
+            raise Unwritable(f"the edit is not a {name}: {exc}") from None
+        return bytes(message.SerializeToString())
+
+
+def _message(said: Said, refused: type[Exception]) -> tuple[str, Message]:
+    """The letter's message type and an empty message of it (``refused`` when it names none, or
+    none the uploads have)."""
+    name = message_type(said)
+    if not name:
+        raise refused("no message type named (content type messageType=…, or a proto-message-type header)")
+    try:
+        descriptor = pool().FindMessageTypeByName(name.removeprefix("type.googleapis.com/"))
+    except KeyError:
+        raise refused(f"no uploaded descriptor set has the message type {name}") from None
+    return name, message_factory.GetMessageClass(descriptor)()

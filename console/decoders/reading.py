@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.decoders import KINDS
-from console.decoders.base import MAX_BYTES, BodyFormat, Said, Unreadable
+from console.decoders.base import MAX_BYTES, BodyFormat, Said, Unreadable, Unwritable
 from console.letters import compression
 
 #: Header names that may say a body's content type, lower case.
@@ -64,7 +64,7 @@ def format_of(body: bytes, said: Said) -> tuple[str, BodyFormat] | None:
                 return name, found
     if said.content_type.startswith(("text/plain", "application/json")):
         return None
-    return next(((name, found) for name, found in formats if found.magic and body.startswith(found.magic)), None)
+    return next(((name, found) for name, found in formats if found.recognises(body)), None)
 
 
 def read(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> Reading | None:
@@ -103,3 +103,27 @@ def readable(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping
 def content_types() -> list[str]:
     """Every content type a registered format takes (the database's proposal of letters to read)."""
     return sorted({content_type for name in KINDS for content_type in KINDS.get(name).content_types})
+
+
+def writes(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None) -> Reading | None:
+    """The stored body read, when it is in a format the console writes back (an edit of its
+    value can be sent in the format): None otherwise."""
+    reading = read_stored(body, properties, headers)
+    if reading is None or reading.text is None or not KINDS.get(reading.name).writes:
+        return None
+    return reading
+
+
+def written(value: Any, stored: bytes, properties: Mapping[str, Any] | None,
+            headers: Mapping[str, Any] | None) -> bytes:
+    """An edited ``value`` written as the ``stored`` body was: in its format, with its message
+    type, schema and framing, compressed again as it was. Unwritable when the body is in no
+    format the console writes, or the value does not fit its schema (naming the field)."""
+    decoded = compression.read(stored, properties, headers)
+    body = decoded.body if decoded is not None and decoded.body is not None else stored
+    said = said_of(properties, headers)
+    named = format_of(body, said)
+    if named is None or not named[1].writes:
+        raise Unwritable("the letter's body is in no format the console writes: edit the body itself")
+    out = named[1].write(value, body, said)
+    return compression.encode(out, decoded) if decoded is not None and decoded.ok else out

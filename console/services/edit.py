@@ -29,7 +29,7 @@ from typing import Any
 from django.utils import timezone
 
 from console.access.actors import Actor
-from console.letters import compression
+from console.decoders.reading import readable
 from console.letters.values import display, escape_nul, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
@@ -108,15 +108,16 @@ def record_edit(job: Job, original: DeadLetter, copy: DeadLetter, *, before_body
         target=original.origin_queue, letter_ids=[original.pk, copy.pk], outcome="copy queued",
         details={"original": original.pk, "copy": copy.pk,
                  **edit_diff(before_body, copy.body_bytes, original.headers or {}, copy.headers,
-                             read=(compression.readable(before_body, original.properties, original.headers),
-                                   compression.readable(copy.body_bytes, copy.properties, copy.headers)))},
+                             read=(readable(before_body, original.properties, original.headers),
+                                   readable(copy.body_bytes, copy.properties, copy.headers)))},
     )
 
 
 def edit_diff(before_body: bytes, after_body: bytes, before_headers: dict[str, Any],
               after_headers: dict[str, Any], *, read: tuple[bytes, bytes] | None = None) -> dict[str, Any]:
     """What an edit changed, small enough for an audit row; ``read``: the two bodies as people
-    read them (decoded when compressed), which the text diff compares."""
+    read them (decoded when compressed, a body format's value as JSON: console.decoders.reading),
+    which the text diff compares."""
     added = sorted(set(after_headers) - set(before_headers))
     removed = sorted(set(before_headers) - set(after_headers))
     changed = sorted(k for k in set(before_headers) & set(after_headers) if before_headers[k] != after_headers[k])

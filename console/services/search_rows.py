@@ -124,26 +124,50 @@ def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -
 def write_decoded_texts(letters: QuerySet[DeadLetter]) -> int:
     """Write the search-row text of the ``letters`` read in Python (:func:`read_in_python`:
     compressed, or in a body format) from their bodies as people read them (what
-    ``encode(body, 'escape')`` would give for those bytes, cut as the triggers cut); a body that
-    does not decode or read keeps the text of its stored bytes, which are what is shown.
-    Returns how many rows were written. Placeholders are left to the fill. Every such row is
-    marked ``compressed`` (read in Python), read or not: the body filter reads these letters'
-    bodies itself."""
+    ``encode(body, 'escape')`` would give for those bytes, cut as the triggers cut), and their
+    documents for the rules' body paths from the same reading (what ``console_body_json`` makes
+    of it: a Protobuf message's fields, a compressed JSON body's); a body that does not decode or
+    read keeps the text of its stored bytes, which are what is shown. Returns how many rows were
+    written. Placeholders are left to the fill. Every such row is marked ``compressed`` (read in
+    Python), read or not: the body filter reads these letters' bodies itself."""
     written = 0
     letters = letters.filter(read_in_python(),
                              Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=False)))
     LetterSearch.objects.filter(letter_id__in=letters.values("id"), pending=False).update(compressed=True)
-    for letter in letters.only("id", "body", "properties", "headers").iterator(chunk_size=50):
-        read = readable(letter.body_bytes, letter.properties, letter.headers)
-        if read == letter.body_bytes:
-            continue
+    for letter_id, read in _read(letters):
         text = read[:LetterSearch.TEXT_BYTES]
         with connection.cursor() as cursor:
             cursor.execute("UPDATE console_lettersearch SET text = encode(%s::bytea, 'escape'), partial = %s "
                            "WHERE letter_id = %s AND NOT pending",
-                           [text, len(read) > len(text), letter.pk])
+                           [text, len(read) > len(text), letter_id])
             written += cursor.rowcount
+            _write_document(cursor, letter_id, read)
     return written
+
+
+def write_decoded_documents(letters: QuerySet[DeadLetter]) -> None:
+    """The rules' documents of those of ``letters`` read in Python whose search rows are still
+    placeholders (a capture's, not filled yet): a round of the rules decides them now
+    (console.jobs.automation.rules_at_work), and a body path must see a decoded body's values.
+    The fill writes them again with the search rows."""
+    letters = letters.filter(read_in_python(),
+                             Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=True)))
+    with connection.cursor() as cursor:
+        for letter_id, read in _read(letters):
+            _write_document(cursor, letter_id, read)
+
+
+def _read(letters: QuerySet[DeadLetter]) -> Iterator[tuple[int, bytes]]:
+    """The ``letters`` whose bodies read otherwise than stored, with the bodies as people read them."""
+    for letter in letters.only("id", "body", "properties", "headers").iterator(chunk_size=50):
+        read = readable(letter.body_bytes, letter.properties, letter.headers)
+        if read != letter.body_bytes:
+            yield letter.pk, read
+
+
+def _write_document(cursor: Any, letter_id: int, read: bytes) -> None:
+    cursor.execute("INSERT INTO console_letterdocument (letter_id, document) VALUES (%s, console_body_json(%s::bytea)) "
+                   "ON CONFLICT (letter_id) DO UPDATE SET document = EXCLUDED.document", [letter_id, read])
 
 
 def fill_later() -> None:

@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 
 from django import forms
 
+from console.decoders.base import Unwritable
+from console.decoders.reading import Reading, written
 from console.jobs.kinds import JobKind, kind
 from console.jobs.kinds.base import Ask
 from console.letters import bounded_json, compression
@@ -204,11 +206,18 @@ class EditLetterForm(forms.Form):
                              error_messages={"required": "A reason is required: it goes into the audit."})
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
 
-    def __init__(self, *args, original: bytes | None = None, compressed: Decoded | None = None, **kwargs) -> None:
+    def __init__(self, *args, original: bytes | None = None, compressed: Decoded | None = None,
+                 reading: Reading | None = None, said: tuple[Any, Any] = (None, None), **kwargs) -> None:
         kwargs.setdefault("auto_id", "edit_%s")
         super().__init__(*args, **kwargs)
         self.original = original
         self.compressed = compressed if compressed is not None and compressed.ok else None
+        # A body in a format the console writes back (console.decoders.reading.writes): edited
+        # as its value's JSON, and sent written in its format again; ``said``: the letter's
+        # properties and headers, which say its format and message type.
+        self.reading, self.said = reading, said
+        if reading is not None:
+            self.fields["body_encoding"].choices = [("decoded", f"{reading.label}, edited as JSON"), *self.ENCODINGS]
 
     @property
     def readable(self) -> bytes | None:
@@ -216,11 +225,14 @@ class EditLetterForm(forms.Form):
         return self.compressed.body if self.compressed is not None else self.original
 
     @classmethod
-    def initial_for(cls, body: bytes, headers: dict[str, Any], compressed: Decoded | None = None) -> dict[str, str]:
+    def initial_for(cls, body: bytes, headers: dict[str, Any], compressed: Decoded | None = None,
+                    reading: Reading | None = None) -> dict[str, str]:
         """The form's starting values for a letter (shown_for_editing), its body decoded when it
-        is compressed and decodes."""
+        is compressed and decodes, and read as JSON when it is in a format written back."""
         readable = compressed.body if compressed is not None and compressed.body is not None else body
         text, encoding = shown_for_editing(readable)
+        if reading is not None and reading.text is not None:
+            text, encoding = reading.text.decode("utf-8"), "decoded"
         return {"body": text, "body_encoding": encoding,
                 "headers": json.dumps(headers or {}, indent=2, ensure_ascii=False)}
 
@@ -244,12 +256,33 @@ class EditLetterForm(forms.Form):
                 cleaned["body_bytes"] = self._stored(base64.b64decode("".join(body.split()), validate=True))
             except (ValueError, binascii.Error):
                 self.add_error("body", "The body is not valid base64.")
+        elif cleaned.get("body_encoding") == "decoded" and self.reading is not None:
+            cleaned["body_bytes"] = self._written(body.replace("\r\n", "\n"))
         elif cleaned.get("body_encoding") == "text":
             # Browsers send text areas with CRLF line ends; keep the operator's own line ends.
             cleaned["body_bytes"] = self._sent(body.replace("\r\n", "\n"))
         if len(cleaned.get("body_bytes", b"")) > EDITABLE_BODY_BYTES:
             self.add_error("body", f"An edited body may hold at most {EDITABLE_BODY_BYTES // 1024} KiB.")
         return cleaned
+
+    def _written(self, text: str) -> bytes:
+        """The body the JSON of a read body sends: the letter's own bytes while it is what the
+        box showed, else the value written in the letter's format (console.decoders.reading)."""
+        shown = self.reading.text if self.reading is not None else None
+        if self.original is None or shown is None:
+            return text.encode("utf-8")
+        if text == shown.decode("utf-8"):
+            return self.original
+        try:
+            value = bounded_json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            self.add_error("body", f"The body is not valid JSON: {exc}")
+            return b""
+        try:
+            return written(value, self.original, *self.said)
+        except Unwritable as exc:
+            self.add_error("body", f"{exc}.")
+            return b""
 
     def _sent(self, text: str) -> bytes:
         """The body a text in the box sends (see the class's docstring)."""

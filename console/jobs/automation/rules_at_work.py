@@ -35,6 +35,7 @@ acts again: console.services.rules.failing).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections import defaultdict
@@ -57,6 +58,7 @@ from console.services.rules import Decision, decide, describe_action, enabled_ru
 from console.services.rules.checks import JOB_KINDS, check, rule_actor
 from console.services.rules.failing import rule_failed, rule_recovered
 from console.services.rules.redeciding import schedule_ages
+from console.services.search_rows import write_decoded_documents
 from console.tracing import telemetry
 from console.wording import counted
 
@@ -111,6 +113,8 @@ def _batch(taken: list[rule_inbox.Taken]) -> dict[str, int]:
         with transaction.atomic():
             rule_inbox.done(taken)
         return {}
+    if any("body_path" in json.dumps(rule.match) for rule in rules):
+        write_decoded_documents(letters)  # a capture's Protobuf, MessagePack... bodies, for body paths
     groups: dict[tuple[int, str], list[Decision]] = defaultdict(list)
     later: list[Decision] = []
     ran_out: dict[tuple[int, str], list[Decision]] = defaultdict(list)

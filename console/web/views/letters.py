@@ -13,6 +13,7 @@ from console.access.redaction_policy import ShownContent, for_user, mask_envelop
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.access.traces import shown_trace
+from console.decoders.reading import readable, writes
 from console.jobs.door.requests import request_job
 from console.letters import compression
 from console.letters.compression import Decoded
@@ -50,12 +51,12 @@ def editable(letter: DeadLetter, compressed: Decoded | None = None) -> bool:
 def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None = None):
     letter.state = shown_state(letter)  # for the page only, never saved: a letter in flight is replaying
     shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction_policy)
-    # A body read in a format (console.decoders) is edited as stored (base64 for a binary one):
-    # editing its JSON and writing the format back is not done yet.
+    # A body in a format the console writes back (console.decoders) is edited as its value's JSON.
     if edit_form is None and editable(letter, shown.compression) and has(request.user, ACT):
+        reading = writes(letter.body_bytes, letter.properties, letter.headers)
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers,
-                                                                      shown.compression),
-                                   compressed=shown.compression)
+                                                                      shown.compression, reading),
+                                   compressed=shown.compression, reading=reading)
     # A return may have died in another place (after a move): shown only where the user may look.
     returns = list(visible(request.user, letter.returns.select_related("last_job")).order_by("id"))
     mask_envelopes(request.user, returns)
@@ -96,7 +97,9 @@ def letter_edit(request, letter_id: int):
     preview's form, which posts the same fields again with ``confirmed``, is sent."""
     letter = _letter(letter_id)
     form = EditLetterForm(request.POST, original=letter.body_bytes,
-                          compressed=compression.read(letter.body_bytes, letter.properties, letter.headers))
+                          compressed=compression.read(letter.body_bytes, letter.properties, letter.headers),
+                          reading=writes(letter.body_bytes, letter.properties, letter.headers),
+                          said=(letter.properties, letter.headers))
     if form.is_valid():
         data = form.cleaned_data
         if request.POST.get("confirmed") != "1":
@@ -114,8 +117,8 @@ def letter_edit(request, letter_id: int):
 def _edit_preview(request, letter: DeadLetter, form: EditLetterForm):
     """What the edit changes and where its copy goes, with the confirm form (the same fields)."""
     data = form.cleaned_data
-    before = compression.readable(letter.body_bytes, letter.properties, letter.headers)
-    after = compression.readable(data["body_bytes"], letter.properties, data["headers"])
+    before = readable(letter.body_bytes, letter.properties, letter.headers)
+    after = readable(data["body_bytes"], letter.properties, data["headers"])
     return render(request, "web/edit_preview.html", {
         "letter": letter,
         "diff": edit_diff(letter.body_bytes, data["body_bytes"], letter.headers or {}, data["headers"],
