@@ -90,6 +90,9 @@ class Avro(BodyFormat):
     magic = (SINGLE_OBJECT, CONTAINER)
     writes = True
 
+    def starts(self) -> tuple[bytes, ...]:
+        return (*self.magic, *(CONFLUENT + number.to_bytes(4, "big") for number in known().by_id))
+
     def recognises(self, body: bytes) -> bool:
         if body.startswith(self.magic):
             return True

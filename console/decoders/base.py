@@ -67,6 +67,11 @@ class BodyFormat:
     unsafe: ClassVar[bool] = False
     writes: ClassVar[bool] = False
 
+    def starts(self) -> tuple[bytes, ...]:
+        """First bytes a body this format recognises may start with (the magic, and what
+        ``recognises`` takes beyond it): the database's proposal of letters to read."""
+        return self.magic if isinstance(self.magic, tuple) else (self.magic,) if self.magic else ()
+
     def recognises(self, body: bytes) -> bool:
         """Whether a body no content type names is in this format, by its first bytes."""
         return bool(self.magic) and body.startswith(self.magic)

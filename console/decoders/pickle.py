@@ -18,7 +18,7 @@ MAX_OPCODES = 100_000
 class Pickle(BodyFormat):
     label = "Python pickle"
     content_types = ("application/x-python-serialize", "application/python-pickle")
-    magic = b"\x80"  # the PROTO opcode of protocols 2 to 5
+    magic = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")  # the PROTO opcode, protocols 2 to 5
     unsafe = True
 
     def read(self, body: bytes, said: Said) -> Any:

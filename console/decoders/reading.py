@@ -100,6 +100,12 @@ def readable(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping
     return reading.text if reading is not None and reading.text is not None else body
 
 
+def first_bytes() -> tuple[bytes, ...]:
+    """Every first bytes that may say a registered format (BodyFormat.starts: its magic, and
+    Confluent's Avro framing of each registry id uploaded), for the database's proposal."""
+    return tuple(sorted({prefix for name in KINDS for prefix in KINDS.get(name).starts() if prefix}))
+
+
 def content_types() -> list[str]:
     """Every content type a registered format takes (the database's proposal of letters to read)."""
     return sorted({content_type for name in KINDS for content_type in KINDS.get(name).content_types})

@@ -16,6 +16,7 @@ from console.decoders import KINDS, schemas
 from console.models import BodySchema
 from console.refusals import Refusal
 from console.services import audit
+from console.services.search_rows import write_texts_again
 
 #: An uploaded file may be at most this large.
 MAX_BYTES = 2 * 1024 * 1024
@@ -51,6 +52,7 @@ def do_upload_schema(*, actor: Actor, kind: str, name: str, data: bytes, reason:
     schema.kind, schema.data, schema.declares, schema.registry_id = kind, data, declares, registry_id
     schema.sha256, schema.uploaded_by = hashlib.sha256(data).hexdigest(), audit.actor_name(actor)
     schema.save()
+    transaction.on_commit(read_again)
     audit.record("body_schema.uploaded", actor=actor, reason=reason, target=f"{kind}: {name}",
                  details={"schema": schema.pk, "sha256": schema.sha256, "before_sha256": before,
                           "declares": declares[:200], "registry_id": registry_id})
@@ -59,9 +61,17 @@ def do_upload_schema(*, actor: Actor, kind: str, name: str, data: bytes, reason:
 
 @transaction.atomic
 def do_delete_schema(schema: BodySchema, *, actor: Actor, reason: str = "") -> None:
+    transaction.on_commit(read_again)
     audit.record("body_schema.deleted", actor=actor, reason=reason, target=f"{schema.kind}: {schema.name}",
                  details={"schema": schema.pk, "sha256": schema.sha256})
     schema.delete()
+
+
+def read_again() -> int:
+    """The search rows and rules' documents of the letters read in Python written again, with
+    the schemas as they are now: letters captured before their schema was uploaded are found by
+    its fields, and matched by body paths, from now on. How many were written."""
+    return write_texts_again()
 
 
 def _uploads(kind: str) -> list[schemas.Upload]:

@@ -30,9 +30,10 @@ from typing import Any
 
 from celery import current_app
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import BinaryField, Exists, F, Func, OuterRef, Q, QuerySet, Value
+from django.db.models.lookups import Exact
 
-from console.decoders.reading import content_types, readable
+from console.decoders.reading import content_types, first_bytes, readable
 from console.models import DeadLetter, LetterSearch
 
 log = logging.getLogger(__name__)
@@ -54,21 +55,27 @@ _NAMES_COMPRESSION = re.compile(r'"(?:content[-_]encoding"\s*:\s*"\s*(?:x-)?(?:g
 def read_in_python() -> Q:
     """Letters whose bodies are searched as people read them, which PostgreSQL cannot do: those
     that may be compressed (COMPRESSED), and those whose content type names a body format of
-    console.decoders (MessagePack, CBOR...), read as JSON. A superset; the reading decides."""
+    console.decoders (MessagePack, CBOR...) or whose first bytes may (an Avro container file),
+    read as JSON. A superset; the reading decides."""
     named = Q()
     for content_type in content_types():
         named |= Q(properties__content_type__istartswith=content_type)
         for header in ("content-type", "Content-Type", "content_type"):
             named |= Q(headers__contains={header: content_type})
+    for prefix in first_bytes():
+        named |= Q(Exact(Func(F("body"), Value(1), Value(len(prefix)), function="substring",
+                              output_field=BinaryField()), Value(prefix, output_field=BinaryField())))
     return COMPRESSED | named
 
 
-def _may_be_read(row: Mapping[str, Any], named_formats: Sequence[str]) -> bool:
+def _may_be_read(row: Mapping[str, Any], named_formats: Sequence[str], prefixes: tuple[bytes, ...]) -> bool:
     """Whether a letter's properties or headers (JSON text) may say it is compressed, or name a
-    body format (``named_formats``: how a content type of one starts in JSON, ``"application/...``)."""
+    body format (``named_formats``: how a content type of one starts in JSON, ``"application/...``),
+    or its body starts as a format's may (``prefixes``)."""
     texts = (row["properties"], row["headers"])
     return (any(_NAMES_COMPRESSION.search(text) for text in texts)
-            or any(start in text.lower() for text in texts for start in named_formats))
+            or any(start in text.lower() for text in texts for start in named_formats)
+            or bytes(row["body"]).startswith(prefixes))
 
 
 #: Whether this thread's letters get placeholder search rows now (``written_later``), as the
@@ -115,8 +122,8 @@ def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -
     placeholders, which the fill writes decoded: nothing is looked at here, on capture's path."""
     if _later.get():
         return
-    formats = [f'"{content_type}' for content_type in content_types()]
-    named = [letter_id for letter_id, row in zip(ids, rows, strict=True) if _may_be_read(row, formats)]
+    formats, prefixes = [f'"{content_type}' for content_type in content_types()], first_bytes()
+    named = [letter_id for letter_id, row in zip(ids, rows, strict=True) if _may_be_read(row, formats, prefixes)]
     if named:
         write_decoded_texts(DeadLetter.objects.filter(id__in=named))
 
@@ -127,12 +134,22 @@ def write_decoded_texts(letters: QuerySet[DeadLetter]) -> int:
     ``encode(body, 'escape')`` would give for those bytes, cut as the triggers cut), and their
     documents for the rules' body paths from the same reading (what ``console_body_json`` makes
     of it: a Protobuf message's fields, a compressed JSON body's); a body that does not decode or
-    read keeps the text of its stored bytes, which are what is shown. Returns how many rows were
+    read gets the text of its stored bytes, which are what is shown. Returns how many rows were
     written. Placeholders are left to the fill. Every such row is marked ``compressed`` (read in
     Python), read or not: the body filter reads these letters' bodies itself."""
+    return _write_texts(letters.filter(read_in_python()))
+
+
+def write_texts_again() -> int:
+    """:func:`write_decoded_texts` of every letter read in Python now, and of those read so
+    before (a schema deleted since: their rows are written from their stored bytes again)."""
+    marked = LetterSearch.objects.filter(compressed=True, pending=False).values("letter_id")
+    return _write_texts(DeadLetter.objects.filter(read_in_python() | Q(id__in=marked)))
+
+
+def _write_texts(letters: QuerySet[DeadLetter]) -> int:
     written = 0
-    letters = letters.filter(read_in_python(),
-                             Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=False)))
+    letters = letters.filter(Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=False)))
     LetterSearch.objects.filter(letter_id__in=letters.values("id"), pending=False).update(compressed=True)
     for letter_id, read in _read(letters):
         text = read[:LetterSearch.TEXT_BYTES]
@@ -158,11 +175,10 @@ def write_decoded_documents(letters: QuerySet[DeadLetter]) -> None:
 
 
 def _read(letters: QuerySet[DeadLetter]) -> Iterator[tuple[int, bytes]]:
-    """The ``letters`` whose bodies read otherwise than stored, with the bodies as people read them."""
+    """The ``letters`` with their bodies as people read them (as stored, where they do not
+    decode or read: a schema deleted since, which the rows written before it still followed)."""
     for letter in letters.only("id", "body", "properties", "headers").iterator(chunk_size=50):
-        read = readable(letter.body_bytes, letter.properties, letter.headers)
-        if read != letter.body_bytes:
-            yield letter.pk, read
+        yield letter.pk, readable(letter.body_bytes, letter.properties, letter.headers)
 
 
 def _write_document(cursor: Any, letter_id: int, read: bytes) -> None:
