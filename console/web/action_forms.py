@@ -217,7 +217,8 @@ class EditLetterForm(forms.Form):
         # properties and headers, which say its format and message type.
         self.reading, self.said = reading, said
         if reading is not None:
-            self.fields["body_encoding"].choices = [("decoded", f"{reading.label}, edited as JSON"), *self.ENCODINGS]
+            encoding: Any = self.fields["body_encoding"]
+            encoding.choices = [("decoded", f"{reading.label}, edited as JSON"), *self.ENCODINGS]
 
     @property
     def readable(self) -> bytes | None:

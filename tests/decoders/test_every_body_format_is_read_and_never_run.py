@@ -107,3 +107,69 @@ def test_a_hostile_body_says_why_and_the_page_answers(signed_in, place, name):
     assert decoded["value"] is None and decoded["error"], decoded
     assert "but it does not read" in _page(signed_in, letter)
     assert "root:" not in str(decoded)
+
+
+def _varint(number: int) -> bytes:
+    out = b""
+    while number > 0x7F:
+        out, number = out + bytes([number & 0x7F | 0x80]), number >> 7
+    return out + bytes([number])
+
+
+def _nested_protobuf(levels: int) -> bytes:
+    """A Node whose child (field 1) is a Node, ``levels`` deep."""
+    inner = b""
+    for _ in range(levels):
+        inner = b"\x0a" + _varint(len(inner)) + inner
+    return inner
+
+
+def _container_with_a_deep_schema(levels: int) -> bytes:
+    """An Avro object container file carrying its own schema, arrays nested ``levels`` deep."""
+    schema = ('{"type":"array","items":' * levels + '"int"' + "}" * levels).encode()
+    meta = b"\x02" + b"\x16avro.schema" + _varint(len(schema) * 2) + schema + b"\x00"
+    return b"Obj\x01" + meta + b"\x00" * 16
+
+
+AVRO = "application/vnd.confluent.avro"
+PROTOBUF = "application/x-protobuf; messageType=hostile.Node"
+#: Bodies that need an uploaded schema: registry id 9 is a recursive record (a linked list),
+#: 8 an array of strings; hostile.Node a recursive Protobuf message.
+WITH_SCHEMAS = {
+    "avro recursion a million deep": (b"\x00\x00\x00\x00\x09" + b"\x02" * 1_000_000 + b"\x00", AVRO),
+    "avro huge declared array": (b"\x00\x00\x00\x00\x08" + _varint(2**62), AVRO),
+    "avro huge declared string": (b"\x00\x00\x00\x00\x08\x02" + _varint(2**62) + b"x", AVRO),
+    "avro unknown registry id": (b"\x00\x00\x00\x01\x00" + b"\x02", AVRO),
+    "avro container with a schema nested 100,000 deep": (_container_with_a_deep_schema(100_000), AVRO),
+    "protobuf recursion 5,000 deep": (_nested_protobuf(5_000), PROTOBUF),
+    "protobuf huge declared length": (b"\x0a\xff\xff\xff\xff\x0f", PROTOBUF),
+}
+
+
+@pytest.fixture
+def schemas(admin):
+    import json
+
+    from google.protobuf import descriptor_pb2
+
+    from console.services.body_schemas import do_upload_schema
+
+    linked = {"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]}
+    do_upload_schema(actor=admin, kind="avro", name="node.avsc", data=json.dumps(linked).encode(), registry_id=9)
+    do_upload_schema(actor=admin, kind="avro", name="tags.avsc",
+                     data=json.dumps({"type": "array", "items": "string"}).encode(), registry_id=8)
+    file = descriptor_pb2.FileDescriptorProto(name="hostile/node.proto", package="hostile", syntax="proto3")
+    file.message_type.add(name="Node").field.add(
+        name="child", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE, type_name=".hostile.Node",
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    do_upload_schema(actor=admin, kind="protobuf", name="node.proto",
+                     data=descriptor_pb2.FileDescriptorSet(file=[file]).SerializeToString())
+
+
+@pytest.mark.parametrize("name", WITH_SCHEMAS)
+def test_a_hostile_body_read_with_its_schema_says_why_and_the_page_answers(signed_in, place, schemas, name):
+    body, content_type = WITH_SCHEMAS[name]
+    letter = store_letter(place, body, properties={"content_type": content_type})
+    decoded = _decoded(signed_in, letter)
+    assert decoded["value"] is None and decoded["error"], decoded
+    assert "but it does not read" in _page(signed_in, letter)
