@@ -101,6 +101,9 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "broker-edit-test": MANAGE_BROKERS,
     "redaction": MANAGE_REDACTION,
     "redaction-delete": MANAGE_REDACTION,
+    "body-schemas": MANAGE_BROKERS,
+    "body-schema-delete": MANAGE_BROKERS,
+    "body-mapping-delete": MANAGE_BROKERS,
     "notifications": MANAGE_USERS,
     "channel-test": MANAGE_USERS,
     "channel-change": MANAGE_USERS,
@@ -128,6 +131,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Schemas bodies are read with (Protobuf descriptor sets): listed for anyone, an admin's to change.
     "api-body-schemas": {"GET": VIEW, "*": MANAGE_BROKERS},
     "api-body-schema": MANAGE_BROKERS,
+    "api-body-mappings": {"GET": VIEW, "*": MANAGE_BROKERS},
+    "api-body-mapping": MANAGE_BROKERS,
     "api-redaction-rule": MANAGE_REDACTION,
     "api-roles": MANAGE_USERS,
     "api-claim-mappings": MANAGE_USERS,

@@ -132,7 +132,7 @@ class ShownContent:
         if self.compression is not None and self.compression.body is not None:
             body = self.compression.body
         # A body in a format (console.decoders) is shown read, as JSON: masked as a JSON body is.
-        self.reading = reading.read(body, letter.properties, letter.headers)
+        self.reading = reading.read(body, letter.properties, letter.headers, reading.where_of(letter))
         if self.reading is not None and self.reading.text is not None:
             body = self.reading.text
         envelope = {name: getattr(letter, name) for name in ENVELOPE_FIELDS if hasattr(letter, name)}

@@ -13,9 +13,17 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.access.masking import MaskedModelSerializer, MaskedSerializer
+from console.access.scope import visible
 from console.api.errors import ErrorSerializer
-from console.models import BodySchema
-from console.services.body_schemas import SchemaError, do_delete_schema, do_upload_schema
+from console.models import BodyMapping, BodySchema, DeadPlace
+from console.services.body_schemas import (
+    SchemaError,
+    do_create_mapping,
+    do_delete_mapping,
+    do_delete_schema,
+    do_upload_schema,
+    visible_mappings,
+)
 
 
 class BodySchemaSerializer(MaskedModelSerializer):
@@ -65,4 +73,57 @@ class BodySchemaDetail(APIView):
     def delete(self, request, body_schema_id: int):
         do_delete_schema(generics.get_object_or_404(BodySchema, pk=body_schema_id), actor=request.user,
                          reason=str(request.query_params.get("reason", "")))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class BodyMappingSerializer(MaskedModelSerializer):
+    safe_fields = ("format", "place", "created_at")
+
+    class Meta:
+        model = BodyMapping
+        fields = ["id", "place", "origin", "header", "header_value", "format", "message_type", "created_by",
+                  "created_at"]
+        read_only_fields = fields
+
+
+class MappingSerializer(MaskedSerializer):
+    place = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                     help_text="A dead place's id: its letters' bodies")
+    origin = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
+                                   help_text="An origin queue: the bodies of letters that died from it")
+    header = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    header_value = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+    format = serializers.CharField(help_text="A body format: msgpack, cbor, protobuf, avro, xml, pickle")
+    message_type = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
+                                         help_text="Protobuf: the message type; Avro: the schema's full name")
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class BodyMappingList(APIView):
+    """Which format (and message type) the bodies of a place, an origin or a header value are
+    in, where the letters do not say it themselves."""
+
+    @extend_schema(responses=BodyMappingSerializer(many=True))
+    def get(self, request):
+        return Response(BodyMappingSerializer(visible_mappings(request.user), many=True,
+                                              context={"request": request}).data)
+
+    @extend_schema(request=MappingSerializer, responses={201: BodyMappingSerializer, 400: ErrorSerializer})
+    def post(self, request):
+        given = MappingSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = dict(given.validated_data)
+        place_id = data.pop("place")
+        place = None if place_id is None else generics.get_object_or_404(
+            visible(request.user, DeadPlace.objects.all()), pk=place_id)
+        mapping = do_create_mapping(actor=request.user, place=place, **data)
+        return Response(BodyMappingSerializer(mapping, context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
+
+
+class BodyMappingDetail(APIView):
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, body_mapping_id: int):
+        do_delete_mapping(generics.get_object_or_404(visible_mappings(request.user), pk=body_mapping_id),
+                          actor=request.user, reason=str(request.query_params.get("reason", "")))
         return Response(status=status.HTTP_204_NO_CONTENT)

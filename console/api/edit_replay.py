@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.jobs import JobSerializer
-from console.decoders.reading import written
+from console.decoders.reading import where_of, written
 from console.jobs.door.requests import request_job
 from console.models import DeadLetter
 from console.services.edit import tagged_headers
@@ -74,7 +74,7 @@ class LetterEditReplay(APIView):
             body = data["body"]
         else:  # read only as its reader may: a letter outside their places is not found
             letter = generics.get_object_or_404(visible(request.user, DeadLetter.objects.all()), pk=letter_id)
-            body = written(data["decoded"], letter.body_bytes, letter.properties, letter.headers)
+            body = written(data["decoded"], letter.body_bytes, letter.properties, letter.headers, where_of(letter))
         job = request_job("edit_replay", letter=letter, body=body, headers=headers,
                           actor=request.user, reason=data["reason"], ticket=data["ticket"])
         return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)

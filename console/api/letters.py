@@ -162,7 +162,7 @@ class LetterSerializer(LetterSummarySerializer):
 
     @extend_schema_field(DecodedSerializer(allow_null=True))
     def get_decoded(self, letter: DeadLetter) -> dict | None:
-        found = reading.read_stored(letter.body_bytes, letter.properties, letter.headers)
+        found = reading.read_stored(letter.body_bytes, letter.properties, letter.headers, reading.where_of(letter))
         if found is None:
             return None
         return {"format": found.name, "format_label": found.label, "value": found.value, "error": found.error,

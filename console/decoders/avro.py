@@ -56,6 +56,7 @@ class Known:
 
     by_id: dict[int, Any] = field(default_factory=dict)
     by_fingerprint: dict[str, Any] = field(default_factory=dict)
+    by_name: dict[str, Any] = field(default_factory=dict)
 
 
 def parsed_schema(data: bytes) -> tuple[Any, str]:
@@ -86,6 +87,8 @@ def _index(uploads: list[schemas.Upload]) -> Known:
             log.warning("the Avro schema %r is left out: %s", upload.name, exc)
             continue
         found.by_fingerprint[print_] = schema
+        if isinstance(schema, dict) and isinstance(schema.get("name"), str):
+            found.by_name[schema["name"]] = schema
         if upload.registry_id is not None:
             found.by_id[upload.registry_id] = schema
     return found
@@ -112,7 +115,7 @@ class Avro(BodyFormat):
     def read(self, body: bytes, said: Said) -> Any:
         if body.startswith(CONTAINER):
             return _records(body)
-        header, schema = _framed(body, Unreadable)
+        header, schema = _framed(body, said, Unreadable)
         try:
             value = _library(schema).schemaless_reader(io.BytesIO(body[len(header):]), schema)
         except (ValueError, TypeError, KeyError, IndexError, EOFError, StopIteration, RecursionError,
@@ -124,7 +127,7 @@ class Avro(BodyFormat):
         datum = unbounded(value)
         if like.startswith(CONTAINER):
             return _container(datum, like)
-        header, schema = _framed(like, Unwritable)
+        header, schema = _framed(like, said, Unwritable)
         datum = _check(datum, schema)
         out = io.BytesIO(header)
         out.seek(len(header))
@@ -135,8 +138,17 @@ class Avro(BodyFormat):
         return out.getvalue()
 
 
-def _framed(body: bytes, refused: type[Exception]) -> tuple[bytes, Any]:
-    """The framing's header and the uploaded schema it names (``refused`` when none is known)."""
+def _framed(body: bytes, said: Said, refused: type[Exception]) -> tuple[bytes, Any]:
+    """The framing's header and the uploaded schema it names (``refused`` when none is known);
+    a body without framing has the schema an admin's mapping names (its message type)."""
+    found = known()
+    framed = ((body.startswith(SINGLE_OBJECT) and body[2:10].hex() in found.by_fingerprint)
+              or (body.startswith(CONFLUENT) and len(body) >= 5 and int.from_bytes(body[1:5], "big") in found.by_id))
+    if said.message_type and not framed:
+        schema = found.by_name.get(said.message_type)
+        if schema is None:
+            raise refused(f"no uploaded Avro schema is named {said.message_type}")
+        return b"", _bounded_schema(schema, refused)
     if body.startswith(SINGLE_OBJECT) and len(body) >= 10:
         print_ = body[2:10].hex()
         schema = known().by_fingerprint.get(print_)
@@ -149,8 +161,8 @@ def _framed(body: bytes, refused: type[Exception]) -> tuple[bytes, Any]:
         if schema is None:
             raise refused(f"no uploaded Avro schema has the registry id {number}")
         return body[:5], _bounded_schema(schema, refused)
-    raise refused("no schema named: Avro is read in Confluent's wire format, the single-object encoding "
-                  "or an object container file")
+    raise refused("no schema named: Avro is read in Confluent's wire format, the single-object encoding, "
+                  "an object container file, or with the schema a mapping names")
 
 
 def _library(schema: Any) -> Any:

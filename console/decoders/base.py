@@ -45,11 +45,14 @@ MAX_ITEMS = 100_000
 @dataclass(frozen=True)
 class Said:
     """What a letter says of its body: its content type (lower case, no parameters), the type's
-    parameters (names lower case), and its headers."""
+    parameters (names lower case), and its headers; and what an admin's mapping says of the
+    bodies where the letter is (console.decoders.schemas.Mapping): their format and message type."""
 
     content_type: str = ""
     parameters: dict[str, str] = field(default_factory=dict)
     headers: Mapping[str, Any] = field(default_factory=dict)
+    format: str = ""
+    message_type: str = ""
 
 
 class Unreadable(Exception):

@@ -88,7 +88,7 @@ def message_type(said: Said) -> str:
     for name, value in said.headers.items():
         if str(name).lower() in TYPE_HEADERS and isinstance(value, str) and value:
             return value
-    return ""
+    return said.message_type  # an admin's mapping
 
 
 class Protobuf(BodyFormat):

@@ -1,6 +1,7 @@
 """The schemas an admin uploaded, as the formats that need one read them (Protobuf's descriptor
-sets, Avro's schemas): handed over by console.services.body_schemas once Django is ready (this
-package reads no database), and parsed once per change of the uploads (:func:`parsed`)."""
+sets, Avro's schemas), and the mappings an admin set (the format and message type of the bodies
+of a place, an origin or a header value): handed over by console.services.body_schemas once
+Django is ready (this package reads no database), and parsed once per change (:func:`parsed`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,42 @@ class Upload:
     registry_id: int | None = None
 
 
+@dataclass(frozen=True)
+class Where:
+    """Where a letter is: its place and its origin (what a mapping may name)."""
+
+    place_id: int | None = None
+    origin: str = ""
+
+
+NOWHERE = Where()
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """The bodies of the letters it names (each of place, origin and header that is set) are in
+    ``format``, of ``message_type``."""
+
+    format: str
+    message_type: str = ""
+    place_id: int | None = None
+    origin: str = ""
+    header: str = ""
+    header_value: str = ""
+
+    def applies(self, where: Where, headers: Any) -> bool:
+        if self.place_id is not None and self.place_id != where.place_id:
+            return False
+        if self.origin and self.origin != where.origin:
+            return False
+        return not self.header or (hasattr(headers, "get") and str(headers.get(self.header, "")) == self.header_value)
+
+
 def _none(kind: str) -> list[Upload]:
+    return []
+
+
+def _no_mappings() -> list[Mapping]:
     return []
 
 
@@ -30,9 +66,11 @@ def _no_key() -> str:
     return ""
 
 
-#: The uploads of a kind ("protobuf", "avro"), oldest first; and a key that changes when any
-#: upload does (one small query). Set by console.services.body_schemas.connect.
+#: The uploads of a kind ("protobuf", "avro"), oldest first; the mappings, oldest first; and a
+#: key that changes when any upload or mapping does (one small query). Set by
+#: console.services.body_schemas.connect.
 uploads: Callable[[str], list[Upload]] = _none
+mappings: Callable[[], list[Mapping]] = _no_mappings
 uploads_key: Callable[[], str] = _no_key
 
 _lock = threading.Lock()
@@ -41,10 +79,21 @@ _parsed: dict[str, tuple[str, Any]] = {}
 
 def parsed(kind: str, build: Callable[[list[Upload]], T]) -> T:
     """What ``build`` makes of the uploads of ``kind``, made again only when the uploads change."""
+    return _kept(kind, lambda: build(uploads(kind)))
+
+
+def mapped() -> list[Mapping]:
+    """The mappings, read again only when they change; the closest first (one naming a header
+    value before one naming an origin, before one naming a place alone), then the oldest."""
+    return _kept(" mappings", lambda: sorted(mappings(), key=lambda found: (
+        not found.header, not found.origin, found.place_id is None)))
+
+
+def _kept(name: str, make: Callable[[], T]) -> T:
     key = uploads_key()
     with _lock:
-        kept = _parsed.get(kind)
+        kept = _parsed.get(name)
         if kept is None or kept[0] != key:
-            kept = _parsed[kind] = (key, build(uploads(kind)))
+            kept = _parsed[name] = (key, make())
         made: T = kept[1]
         return made

@@ -1,6 +1,7 @@
-"""What an admin uploads so that the console can read bodies written with a schema
-(console.decoders): Protobuf descriptor sets, for now. Changed through
-console.services.body_schemas, audited."""
+"""What an admin sets so that the console can read bodies written with a schema
+(console.decoders): uploaded Protobuf descriptor sets and Avro schemas, and mappings that say
+which format and message type the bodies of a place, an origin or a header value are in.
+Changed through console.services.body_schemas, audited."""
 
 from __future__ import annotations
 
@@ -31,3 +32,28 @@ class BodySchema(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display().split(' (')[0]} {self.name}"
+
+
+class BodyMapping(models.Model):
+    """The letters of a place, of an origin, or carrying a header value (those that are set, all
+    of them) have bodies in ``format`` (a name of console.decoders.KINDS), of ``message_type``
+    (a Protobuf message type, an Avro schema's full name) where the format needs one. What a
+    letter says itself (its content type, a message-type header) comes first."""
+
+    place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="+")
+    origin = models.CharField(max_length=500, blank=True, help_text="The origin queue, as letters name it")
+    header = models.CharField(max_length=200, blank=True, help_text="A header's name")
+    header_value = models.CharField(max_length=500, blank=True, help_text="Its value")
+    format = models.CharField(max_length=40)
+    message_type = models.CharField(max_length=500, blank=True)
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        where = [f"place {self.place_id}" if self.place_id else "", f"origin {self.origin}" if self.origin else "",
+                 f"{self.header}={self.header_value}" if self.header else ""]
+        return f"{' and '.join(part for part in where if part)} -> {self.format} {self.message_type}".strip()

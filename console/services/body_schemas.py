@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 
-from django.db import transaction
-from django.db.models import Count, Max
+from django.db import connection, transaction
+from django.db.models import QuerySet
 
 from console.access.actors import Actor
+from console.access.scope import scope_of
 from console.decoders import KINDS, schemas
-from console.models import BodySchema
-from console.refusals import Refusal
+from console.models import BodyMapping, BodySchema, DeadPlace
+from console.refusals import Forbidden, Refusal
 from console.services import audit
 from console.services.search_rows import write_texts_again
 
@@ -67,6 +68,54 @@ def do_delete_schema(schema: BodySchema, *, actor: Actor, reason: str = "") -> N
     schema.delete()
 
 
+@transaction.atomic
+def do_create_mapping(*, actor: Actor, format: str, message_type: str = "", place: DeadPlace | None = None,
+                      origin: str = "", header: str = "", header_value: str = "", reason: str = "") -> BodyMapping:
+    """Say which format (and message type) the bodies of a place, an origin or a header value
+    are in. An admin limited to some places maps only those, and a mapping names a place or
+    an origin they may see."""
+    origin, header, header_value, message_type = (origin.strip(), header.strip(), header_value.strip(),
+                                                  message_type.strip())
+    if format not in KINDS:
+        raise SchemaError(f"unknown format {format!r}; formats: {', '.join(KINDS)}")
+    if place is None and not origin and not header:
+        raise SchemaError("a mapping names a place, an origin or a header (with its value)")
+    if header_value and not header:
+        raise SchemaError("a header value needs the header's name")
+    for text, most in ((origin, 500), (header, 200), (header_value, 500), (message_type, 500)):
+        if len(text) > most:
+            raise SchemaError(f"{text[:40]}… is longer than {most} characters")
+    scope = scope_of(actor)
+    if not scope.unlimited and (place is None or place.pk not in scope.place_ids):
+        raise Forbidden("a mapping by someone limited to some places names one of their places")
+    mapping = BodyMapping.objects.create(place=place, origin=origin, header=header, header_value=header_value,
+                                         format=format, message_type=message_type,
+                                         created_by=audit.actor_name(actor))
+    transaction.on_commit(read_again)
+    audit.record("body_mapping.created", actor=actor, reason=reason, target=str(mapping), place=place,
+                 details={"mapping": mapping.pk, "format": format, "message_type": message_type,
+                          "origin": origin, "header": header, "header_value": header_value})
+    return mapping
+
+
+@transaction.atomic
+def do_delete_mapping(mapping: BodyMapping, *, actor: Actor, reason: str = "") -> None:
+    scope = scope_of(actor)
+    if not scope.unlimited and (mapping.place_id is None or mapping.place_id not in scope.place_ids):
+        raise Forbidden("this mapping is not limited to your places")
+    transaction.on_commit(read_again)
+    audit.record("body_mapping.deleted", actor=actor, reason=reason, target=str(mapping), place=mapping.place,
+                 details={"mapping": mapping.pk, "format": mapping.format, "message_type": mapping.message_type})
+    mapping.delete()
+
+
+def visible_mappings(actor: Actor) -> QuerySet[BodyMapping]:
+    """The mappings ``actor`` may see: those of their places (someone limited to some), or all."""
+    scope = scope_of(actor)
+    mappings = BodyMapping.objects.all()
+    return mappings if scope.unlimited else mappings.filter(place_id__in=scope.place_ids)
+
+
 def read_again() -> int:
     """The search rows and rules' documents of the letters read in Python written again, with
     the schemas as they are now: letters captured before their schema was uploaded are found by
@@ -81,11 +130,21 @@ def _uploads(kind: str) -> list[schemas.Upload]:
 
 
 def _uploads_key() -> str:
-    """A key that changes when any upload does (one small query)."""
-    facts = BodySchema.objects.aggregate(count=Count("id"), last=Max("uploaded_at"), top=Max("id"))
-    return f"{facts['count']}:{facts['last']}:{facts['top']}"
+    """A key that changes when any upload or mapping does (one small query)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (SELECT count(*) || ':' || coalesce(max(uploaded_at)::text, '') || ':' "
+                       "|| coalesce(max(id), 0) FROM console_bodyschema), "
+                       "(SELECT count(*) || ':' || coalesce(max(id), 0) FROM console_bodymapping)")
+        schemas_key, mappings_key = cursor.fetchone()
+    return f"{schemas_key}/{mappings_key}"
+
+
+def _mappings() -> list[schemas.Mapping]:
+    return [schemas.Mapping(format, message_type, place_id, origin, header, header_value)
+            for format, message_type, place_id, origin, header, header_value in BodyMapping.objects.order_by(
+                "id").values_list("format", "message_type", "place_id", "origin", "header", "header_value")]
 
 
 def connect() -> None:
     """Hand the formats the uploads (console.apps, once Django is ready)."""
-    schemas.uploads, schemas.uploads_key = _uploads, _uploads_key
+    schemas.uploads, schemas.mappings, schemas.uploads_key = _uploads, _mappings, _uploads_key

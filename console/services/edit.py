@@ -29,7 +29,7 @@ from typing import Any
 from django.utils import timezone
 
 from console.access.actors import Actor
-from console.decoders.reading import readable
+from console.decoders.reading import readable, where_of
 from console.letters.values import display, escape_nul, from_json, to_json
 from console.models import DeadLetter, Job, LetterState
 from console.services import audit
@@ -108,8 +108,8 @@ def record_edit(job: Job, original: DeadLetter, copy: DeadLetter, *, before_body
         target=original.origin_queue, letter_ids=[original.pk, copy.pk], outcome="copy queued",
         details={"original": original.pk, "copy": copy.pk,
                  **edit_diff(before_body, copy.body_bytes, original.headers or {}, copy.headers,
-                             read=(readable(before_body, original.properties, original.headers),
-                                   readable(copy.body_bytes, copy.properties, copy.headers)))},
+                             read=(readable(before_body, original.properties, original.headers, where_of(original)),
+                                   readable(copy.body_bytes, copy.properties, copy.headers, where_of(copy))))},
     )
 
 

@@ -29,7 +29,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.lookups import IContains
 from django_filters import FilterSet
 
-from console.decoders.reading import readable
+from console.decoders.reading import readable, where_of
 from console.letters.envelope import FINGERPRINT_DIGITS
 from console.models import DeadLetter, LetterState
 from console.models.letter import LetterSearch, LetterTrace
@@ -219,8 +219,9 @@ class LetterFilterSet(FilterSet):
         compressed = Case(When(read_in_python(), then=Value(True)), default=Value(False))
         marked = LetterSearch.objects.filter(Q(compressed=True) | Q(pending=True)).values("letter_id")
         proposed = qs.alias(compressed=compressed).filter(id__in=marked, compressed=True)
-        decoded = [letter.pk for letter in proposed.only("id", "body", "properties", "headers").iterator(chunk_size=50)
-                   if needle in readable(letter.body_bytes, letter.properties, letter.headers)]
+        decoded = [letter.pk for letter in proposed.only("id", "body", "properties", "headers", "place_id",
+                                                         "origin_queue").iterator(chunk_size=50)
+                   if needle in readable(letter.body_bytes, letter.properties, letter.headers, where_of(letter))]
         holding: QuerySet[Any] = qs.alias(body_match=BytesPosition(needle), compressed=compressed).filter(
             Exists(may_hold), body_match__gt=0, compressed=False)
         return holding | qs.filter(pk__in=decoded) if decoded else holding

@@ -33,7 +33,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import BinaryField, Exists, F, Func, OuterRef, Q, QuerySet, Value
 from django.db.models.lookups import Exact
 
-from console.decoders.reading import content_types, first_bytes, readable
+from console.decoders.reading import content_types, first_bytes, mappings, readable, where_of
 from console.models import DeadLetter, LetterSearch
 
 log = logging.getLogger(__name__)
@@ -55,13 +55,22 @@ _NAMES_COMPRESSION = re.compile(r'"(?:content[-_]encoding"\s*:\s*"\s*(?:x-)?(?:g
 def read_in_python() -> Q:
     """Letters whose bodies are searched as people read them, which PostgreSQL cannot do: those
     that may be compressed (COMPRESSED), and those whose content type names a body format of
-    console.decoders (MessagePack, CBOR...) or whose first bytes may (an Avro container file),
-    read as JSON. A superset; the reading decides."""
+    console.decoders (MessagePack, CBOR...), whose first bytes may (an Avro container file), or
+    that an admin's mapping names, read as JSON. A superset; the reading decides."""
     named = Q()
     for content_type in content_types():
         named |= Q(properties__content_type__istartswith=content_type)
         for header in ("content-type", "Content-Type", "content_type"):
             named |= Q(headers__contains={header: content_type})
+    for mapping in mappings():  # an admin's: the bodies of a place, an origin or a header value
+        where = Q()
+        if mapping.place_id is not None:
+            where &= Q(place_id=mapping.place_id)
+        if mapping.origin:
+            where &= Q(origin_queue=mapping.origin)
+        if mapping.header:
+            where &= Q(headers__contains={mapping.header: mapping.header_value})
+        named |= where
     for prefix in first_bytes():
         named |= Q(Exact(Func(F("body"), Value(1), Value(len(prefix)), function="substring",
                               output_field=BinaryField()), Value(prefix, output_field=BinaryField())))
@@ -177,8 +186,9 @@ def write_decoded_documents(letters: QuerySet[DeadLetter]) -> None:
 def _read(letters: QuerySet[DeadLetter]) -> Iterator[tuple[int, bytes]]:
     """The ``letters`` with their bodies as people read them (as stored, where they do not
     decode or read: a schema deleted since, which the rows written before it still followed)."""
-    for letter in letters.only("id", "body", "properties", "headers").iterator(chunk_size=50):
-        yield letter.pk, readable(letter.body_bytes, letter.properties, letter.headers)
+    for letter in letters.only("id", "body", "properties", "headers", "place_id", "origin_queue").iterator(
+            chunk_size=50):
+        yield letter.pk, readable(letter.body_bytes, letter.properties, letter.headers, where_of(letter))
 
 
 def _write_document(cursor: Any, letter_id: int, read: bytes) -> None:

@@ -17,7 +17,7 @@ from console.access.redaction_policy import for_user
 from console.access.redactor import MASK, Redactor
 from console.access.scope import visible
 from console.access.traces import may_see
-from console.decoders.reading import readable
+from console.decoders.reading import readable, where_of
 from console.models import DeadLetter
 from console.refusals import Refusal
 from console.services import match_words
@@ -121,7 +121,7 @@ def _still_matches(redactor: Redactor, letter: DeadLetter, asked: dict[str, str]
     as the raw one did."""
     if "q" in asked:
         # As the user reads it: a compressed body decoded (console.letters.compression).
-        body = redactor.body(readable(letter.body_bytes, letter.properties, letter.headers))
+        body = redactor.body(readable(letter.body_bytes, letter.properties, letter.headers, where_of(letter)))
         if body is None or asked["q"].encode("utf-8") not in body:
             return False
     # Texts as the raw filter reads its words (console.services.match_words), on what is shown.

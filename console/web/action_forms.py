@@ -15,6 +15,7 @@ from django import forms
 
 from console.decoders.base import Unwritable
 from console.decoders.reading import Reading, written
+from console.decoders.schemas import NOWHERE, Where
 from console.jobs.kinds import JobKind, kind
 from console.jobs.kinds.base import Ask
 from console.letters import bounded_json, compression
@@ -207,14 +208,15 @@ class EditLetterForm(forms.Form):
     ticket = forms.CharField(required=False, max_length=200, strip=True, label="Ticket (optional)")
 
     def __init__(self, *args, original: bytes | None = None, compressed: Decoded | None = None,
-                 reading: Reading | None = None, said: tuple[Any, Any] = (None, None), **kwargs) -> None:
+                 reading: Reading | None = None, said: tuple[Any, Any, Where] = (None, None, NOWHERE),
+                 **kwargs) -> None:
         kwargs.setdefault("auto_id", "edit_%s")
         super().__init__(*args, **kwargs)
         self.original = original
         self.compressed = compressed if compressed is not None and compressed.ok else None
         # A body in a format the console writes back (console.decoders.reading.writes): edited
         # as its value's JSON, and sent written in its format again; ``said``: the letter's
-        # properties and headers, which say its format and message type.
+        # properties, headers and where it is, which say its format and message type.
         self.reading, self.said = reading, said
         if reading is not None:
             encoding: Any = self.fields["body_encoding"]

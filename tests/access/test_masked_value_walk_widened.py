@@ -15,7 +15,7 @@ from console.models import Origin
 from console.services.redaction import do_set_redaction_rule
 from tests.access.masked_value import CARD, CARD_RULE, leaks
 from tests.access.test_every_url_by_role import every_url, filled
-from tests.web.factory import memory_place, store_letter, uploaded_schema
+from tests.web.factory import memory_place, store_letter, uploaded_mapping, uploaded_schema
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,7 @@ def planted(memory_broker, people, signed_in_as) -> dict:
             "rule_id": rule["id"], "redaction_rule_id": redaction["id"], "user_id": people["operator"].pk,
             "origin_id": Origin.objects.filter(broker=broker).first().pk, "fingerprint": fingerprint,
             "channel_id": channel["id"], "letters": [letter.pk for letter in letters],
-            "body_schema_id": uploaded_schema().pk}
+            "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
 
 
 def _urls(planted: dict) -> list[str]:

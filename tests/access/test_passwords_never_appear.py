@@ -25,7 +25,7 @@ from console.services.redaction import do_set_redaction_rule
 from tests.access.conftest import ROLES
 from tests.access.test_every_url_by_role import every_url, filled
 from tests.rabbitmq.kit import MANAGEMENT_URL, PASSWORD, USER, RabbitKit
-from tests.web.factory import uploaded_schema
+from tests.web.factory import uploaded_mapping, uploaded_schema
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db, pytest.mark.rabbitmq]
 
@@ -132,7 +132,7 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
                "rule_id": rule.pk, "redaction_rule_id": rule.pk, "user_id": operator.pk,
                "origin_id": Origin.objects.get(broker=letter.broker, name=letter.origin_queue).pk,
                "channel_id": channel, "fingerprint": letter.fingerprint,
-               "body_schema_id": uploaded_schema().pk}
+               "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
         for role in ROLES:
             client = signed_in_as(people[role])
             for _, route in every_url():

@@ -23,7 +23,7 @@ from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from tests.access.conftest import B_SECRETS, shows_nothing_of_b
 from tests.access.test_every_url_by_role import body_text, every_url, filled
-from tests.web.factory import store_letter, uploaded_schema
+from tests.web.factory import store_letter, uploaded_mapping, uploaded_schema
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -60,7 +60,8 @@ def world(places_a_and_b, people, django_user_model):
     b_job = request_job("mark_failed", actor=ada, reason="billing cleanup", ids=[places_a_and_b.b_letter.pk])
     redaction = do_set_redaction_rule(actor="tests", kind="header", pattern="authorization")
     common = {"broker_id": a.broker_id, "redaction_rule_id": redaction.pk, "user_id": places_a_and_b.otto.pk,
-              "channel_id": channel.pk, "body_schema_id": uploaded_schema().pk}
+              "channel_id": channel.pk, "body_schema_id": uploaded_schema().pk,
+              "body_mapping_id": uploaded_mapping().pk}
     inside = {**common, "place_id": a.pk, "letter_id": places_a_and_b.a_letter.pk, "job_id": a_job.pk,
               "rule_id": a_rule.pk, "origin_id": Origin.objects.get(name="orders").pk,
               "fingerprint": span_a.fingerprint}

@@ -19,7 +19,7 @@ from console.models import BusyName, FailureGroupHistory, Job, Origin, OutcomeSt
 from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from tests.access.test_every_url_by_role import every_url, filled
-from tests.web.factory import memory_place, store_letter, uploaded_schema
+from tests.web.factory import memory_place, store_letter, uploaded_mapping, uploaded_schema
 
 pytestmark = [pytest.mark.django_db, pytest.mark.approvals]
 
@@ -81,7 +81,7 @@ def seeded(memory_broker, people):
             "origin_id": Origin.objects.get(broker=broker, name="orders").pk,
             "fingerprint": letters[0].fingerprint,
             "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
-            "body_schema_id": uploaded_schema().pk}
+            "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
 
 
 def _urls(seeded) -> list[str]:

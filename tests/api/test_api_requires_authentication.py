@@ -14,7 +14,7 @@ from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from tests.api.helpers import dead_message
-from tests.web.factory import uploaded_schema
+from tests.web.factory import uploaded_mapping, uploaded_schema
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +52,7 @@ def existing_ids(capture, operator) -> dict[str, int]:
         "fingerprint": letter.fingerprint,
         "redaction_rule_id": do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk,
         "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
-        "body_schema_id": uploaded_schema().pk,
+        "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk,
     }
 
 

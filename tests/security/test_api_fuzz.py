@@ -40,7 +40,7 @@ from hypothesis.errors import Unsatisfiable
 from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
 
-from tests.web.factory import uploaded_schema
+from tests.web.factory import uploaded_mapping, uploaded_schema
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db, pytest.mark.role("admin")]
 
@@ -110,6 +110,7 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
     return {"broker_id": [broker.pk], "place_id": [place.pk], "letter_id": letters, "job_id": jobs,
             "origin_id": list(Origin.objects.values_list("pk", flat=True)), "rule_id": [rule.pk],
             "channel_id": [channel.pk], "body_schema_id": [uploaded_schema().pk],
+            "body_mapping_id": [uploaded_mapping().pk],
             "redaction_rule_id": [do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk],
             "fingerprint": sorted(set(DeadLetter.objects.filter(pk__in=letters).values_list("fingerprint", flat=True)))}
 

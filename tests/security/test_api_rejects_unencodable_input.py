@@ -9,7 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from console.models import AuditEvent, Broker
-from tests.web.factory import uploaded_schema
+from tests.web.factory import uploaded_mapping, uploaded_schema
 
 pytestmark = [pytest.mark.django_db, pytest.mark.role("admin")]
 
@@ -68,7 +68,7 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
            "rule_id": do_create_rule(actor="tests", name="a rule to name", action={"kind": "hold"}).pk,
            "redaction_rule_id": do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk,
            "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/h").pk,
-           "body_schema_id": uploaded_schema().pk}
+           "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
     before = AuditEvent.objects.count()
     checked = []
     for path, methods in SchemaGenerator().get_schema(request=None, public=True)["paths"].items():

@@ -58,3 +58,11 @@ def uploaded_schema(name: str = "orders.proto v1"):
         label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
     return do_upload_schema(actor="tests", kind="protobuf", name=name,
                             data=descriptor_pb2.FileDescriptorSet(file=[file]).SerializeToString())
+
+
+def uploaded_mapping():
+    """A mapping through the service, as an admin would set it: letters carrying ``x-codec: cbor``
+    have CBOR bodies."""
+    from console.services.body_schemas import do_create_mapping
+
+    return do_create_mapping(actor="tests", format="cbor", header="x-codec", header_value="cbor")

@@ -13,7 +13,7 @@ from console.access.redaction_policy import ShownContent, for_user, mask_envelop
 from console.access.roles import ACT, has
 from console.access.scope import visible
 from console.access.traces import shown_trace
-from console.decoders.reading import readable, writes
+from console.decoders.reading import readable, where_of, writes
 from console.jobs.door.requests import request_job
 from console.letters import compression
 from console.letters.compression import Decoded
@@ -53,7 +53,7 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
     shown = ShownContent(request.user, letter)  # masked for viewers (console.access.redaction_policy)
     # A body in a format the console writes back (console.decoders) is edited as its value's JSON.
     if edit_form is None and editable(letter, shown.compression) and has(request.user, ACT):
-        reading = writes(letter.body_bytes, letter.properties, letter.headers)
+        reading = writes(letter.body_bytes, letter.properties, letter.headers, where_of(letter))
         edit_form = EditLetterForm(initial=EditLetterForm.initial_for(letter.body_bytes, letter.headers,
                                                                       shown.compression, reading),
                                    compressed=shown.compression, reading=reading)
@@ -98,8 +98,8 @@ def letter_edit(request, letter_id: int):
     letter = _letter(letter_id)
     form = EditLetterForm(request.POST, original=letter.body_bytes,
                           compressed=compression.read(letter.body_bytes, letter.properties, letter.headers),
-                          reading=writes(letter.body_bytes, letter.properties, letter.headers),
-                          said=(letter.properties, letter.headers))
+                          reading=writes(letter.body_bytes, letter.properties, letter.headers, where_of(letter)),
+                          said=(letter.properties, letter.headers, where_of(letter)))
     if form.is_valid():
         data = form.cleaned_data
         if request.POST.get("confirmed") != "1":
@@ -117,8 +117,8 @@ def letter_edit(request, letter_id: int):
 def _edit_preview(request, letter: DeadLetter, form: EditLetterForm):
     """What the edit changes and where its copy goes, with the confirm form (the same fields)."""
     data = form.cleaned_data
-    before = readable(letter.body_bytes, letter.properties, letter.headers)
-    after = readable(data["body_bytes"], letter.properties, data["headers"])
+    before = readable(letter.body_bytes, letter.properties, letter.headers, where_of(letter))
+    after = readable(data["body_bytes"], letter.properties, data["headers"], where_of(letter))
     return render(request, "web/edit_preview.html", {
         "letter": letter,
         "diff": edit_diff(letter.body_bytes, data["body_bytes"], letter.headers or {}, data["headers"],
