@@ -77,14 +77,17 @@ def read_in_python() -> Q:
     return COMPRESSED | named
 
 
-def _may_be_read(row: Mapping[str, Any], named_formats: Sequence[str], prefixes: tuple[bytes, ...]) -> bool:
+def _may_be_read(row: Mapping[str, Any], named_formats: Sequence[str], prefixes: tuple[bytes, ...],
+                 mapped: Sequence[Any]) -> bool:
     """Whether a letter's properties or headers (JSON text) may say it is compressed, or name a
     body format (``named_formats``: how a content type of one starts in JSON, ``"application/...``),
-    or its body starts as a format's may (``prefixes``)."""
+    or its body starts as a format's may (``prefixes``), or an admin's mapping may name it."""
     texts = (row["properties"], row["headers"])
     return (any(_NAMES_COMPRESSION.search(text) for text in texts)
             or any(start in text.lower() for text in texts for start in named_formats)
-            or bytes(row["body"]).startswith(prefixes))
+            or bytes(row["body"]).startswith(prefixes)
+            or any(found.place_id in (None, row["place_id"]) and found.origin in ("", row["origin_queue"])
+                   and found.header in row["headers"] for found in mapped))
 
 
 #: Whether this thread's letters get placeholder search rows now (``written_later``), as the
@@ -131,8 +134,9 @@ def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -
     placeholders, which the fill writes decoded: nothing is looked at here, on capture's path."""
     if _later.get():
         return
-    formats, prefixes = [f'"{content_type}' for content_type in content_types()], first_bytes()
-    named = [letter_id for letter_id, row in zip(ids, rows, strict=True) if _may_be_read(row, formats, prefixes)]
+    formats, prefixes, mapped = [f'"{content_type}' for content_type in content_types()], first_bytes(), mappings()
+    named = [letter_id for letter_id, row in zip(ids, rows, strict=True)
+             if _may_be_read(row, formats, prefixes, mapped)]
     if named:
         write_decoded_texts(DeadLetter.objects.filter(id__in=named))
 
