@@ -24,6 +24,7 @@ from console.services.body_schemas import (
     do_upload_schema,
     visible_mappings,
 )
+from console.services.parsing import ApiIntegerField
 
 
 class BodySchemaSerializer(MaskedModelSerializer):
@@ -40,7 +41,7 @@ class UploadSerializer(MaskedSerializer):
     name = serializers.CharField(max_length=200)
     base64 = serializers.CharField(help_text="The file, base64: a descriptor set (protoc --include_imports "
                                              "--descriptor_set_out=f.pb), or an Avro schema (.avsc)")
-    registry_id = serializers.IntegerField(
+    registry_id = ApiIntegerField(
         required=False, allow_null=True, default=None, min_value=0, max_value=2**32 - 1,
         help_text="Avro: the schema registry's id of the schema (Confluent's wire format names it)")
     reason = serializers.CharField(required=False, allow_blank=True, default="")
@@ -87,7 +88,7 @@ class BodyMappingSerializer(MaskedModelSerializer):
 
 
 class MappingSerializer(MaskedSerializer):
-    place = serializers.IntegerField(required=False, allow_null=True, default=None,
+    place = ApiIntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1,
                                      help_text="A dead place's id: its letters' bodies")
     origin = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
                                    help_text="An origin queue: the bodies of letters that died from it")

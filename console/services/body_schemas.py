@@ -32,6 +32,7 @@ def do_upload_schema(*, actor: Actor, kind: str, name: str, data: bytes, reason:
                      registry_id: int | None = None) -> BodySchema:
     """Keep an uploaded schema file under ``name`` (a new one, or in place of the one of that
     name); ``registry_id``: the schema registry's id an Avro schema has."""
+    _every_place(actor)
     if kind not in BodySchema.Kind.values:
         raise SchemaError(f"unknown kind {kind!r}; kinds: {', '.join(BodySchema.Kind.values)}")
     name = name.strip()
@@ -62,6 +63,7 @@ def do_upload_schema(*, actor: Actor, kind: str, name: str, data: bytes, reason:
 
 @transaction.atomic
 def do_delete_schema(schema: BodySchema, *, actor: Actor, reason: str = "") -> None:
+    _every_place(actor)
     transaction.on_commit(read_again)
     audit.record("body_schema.deleted", actor=actor, reason=reason, target=f"{schema.kind}: {schema.name}",
                  details={"schema": schema.pk, "sha256": schema.sha256})
@@ -107,6 +109,13 @@ def do_delete_mapping(mapping: BodyMapping, *, actor: Actor, reason: str = "") -
     audit.record("body_mapping.deleted", actor=actor, reason=reason, target=str(mapping), place=mapping.place,
                  details={"mapping": mapping.pk, "format": mapping.format, "message_type": mapping.message_type})
     mapping.delete()
+
+
+def _every_place(actor: Actor) -> None:
+    """A schema is read in every place: an admin limited to some places may not change them."""
+    if not scope_of(actor).unlimited:
+        raise Forbidden("a schema is read in every place: only an admin of every place uploads or deletes one "
+                        "(map your places to the uploaded ones)")
 
 
 def visible_mappings(actor: Actor) -> QuerySet[BodyMapping]:

@@ -3,7 +3,8 @@ origin or a header value are in, for letters that do not say it themselves: a Pr
 no content type in a mapped place, a raw Avro datum (no framing) from a mapped origin, a CBOR body
 carrying a mapped header value. Once mapped (through /api/body-mappings/, audited) they are shown
 read and found by ``q``; deleting the mapping puts them back as stored. An admin limited to some
-places maps only those; a viewer maps nothing."""
+places maps only those, and changes no schema (each is read in every place); a viewer maps
+nothing."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from fastavro.schema import parse_schema
 from rest_framework.test import APIClient
 
 from console.access.roles import ADMIN, VIEWER, set_role
-from console.models import AuditEvent, BodyMapping, RoleScope
+from console.models import AuditEvent, BodyMapping, BodySchema, RoleScope
 from console.services.body_schemas import do_upload_schema
 from tests.web.factory import memory_place, store_letter, uploaded_schema
 
@@ -98,6 +99,10 @@ def test_an_admin_limited_to_a_place_maps_only_it_and_a_viewer_nothing(letters, 
     assert api.post("/api/body-mappings/", {"origin": "plant.readings", "format": "avro"},
                     format="json").status_code == 403
     assert api.post("/api/body-mappings/", {"place": other.pk, "format": "cbor"}, format="json").status_code == 201
+    # A schema is read in every place: theirs to map to, not to change.
+    assert api.post("/api/body-schemas/", {"kind": "avro", "name": "reading.avsc", "base64": "e30="},
+                    format="json").status_code == 403
+    assert api.delete(f"/api/body-schemas/{BodySchema.objects.get(name='reading.avsc').pk}/").status_code == 403
 
     viewer = django_user_model.objects.create_user("vera", password="vera-pass-123")
     set_role(viewer, VIEWER)
