@@ -18,6 +18,7 @@ from console.api.errors import ErrorSerializer
 from console.models import BodyMapping, BodySchema, DeadPlace
 from console.services.body_schemas import (
     SchemaError,
+    changeable_schemas,
     do_create_mapping,
     do_delete_mapping,
     do_delete_schema,
@@ -72,8 +73,8 @@ class BodySchemaList(APIView):
 class BodySchemaDetail(APIView):
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, body_schema_id: int):
-        do_delete_schema(generics.get_object_or_404(BodySchema, pk=body_schema_id), actor=request.user,
-                         reason=str(request.query_params.get("reason", "")))
+        do_delete_schema(generics.get_object_or_404(changeable_schemas(request.user), pk=body_schema_id),
+                         actor=request.user, reason=str(request.query_params.get("reason", "")))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -118,6 +118,12 @@ def _every_place(actor: Actor) -> None:
                         "(map your places to the uploaded ones)")
 
 
+def changeable_schemas(actor: Actor) -> QuerySet[BodySchema]:
+    """The schemas ``actor`` may delete: every one for an admin of every place, none for one
+    limited to some (to them the others' schemas are not there to change)."""
+    return BodySchema.objects.all() if scope_of(actor).unlimited else BodySchema.objects.none()
+
+
 def visible_mappings(actor: Actor) -> QuerySet[BodyMapping]:
     """The mappings ``actor`` may see: those of their places (someone limited to some), or all."""
     scope = scope_of(actor)

@@ -102,7 +102,7 @@ def test_an_admin_limited_to_a_place_maps_only_it_and_a_viewer_nothing(letters, 
     # A schema is read in every place: theirs to map to, not to change.
     assert api.post("/api/body-schemas/", {"kind": "avro", "name": "reading.avsc", "base64": "e30="},
                     format="json").status_code == 403
-    assert api.delete(f"/api/body-schemas/{BodySchema.objects.get(name='reading.avsc').pk}/").status_code == 403
+    assert api.delete(f"/api/body-schemas/{BodySchema.objects.get(name='reading.avsc').pk}/").status_code == 404
 
     viewer = django_user_model.objects.create_user("vera", password="vera-pass-123")
     set_role(viewer, VIEWER)

@@ -20,6 +20,7 @@ from console.models import BodySchema, DeadPlace
 from console.services.body_schemas import (
     MAX_BYTES,
     SchemaError,
+    changeable_schemas,
     do_create_mapping,
     do_delete_mapping,
     do_delete_schema,
@@ -109,7 +110,7 @@ def body_mapping_delete(request, body_mapping_id: int):
 
 @require_POST
 def body_schema_delete(request, body_schema_id: int):
-    schema = get_object_or_404(BodySchema, pk=body_schema_id)
+    schema = get_object_or_404(changeable_schemas(request.user), pk=body_schema_id)
     do_delete_schema(schema, actor=request.user, reason=request.POST.get("reason", "")[:2000])
     messages.success(request, f"Deleted {schema}: its letters are shown as stored again.")
     return redirect("body-schemas")
