@@ -55,7 +55,7 @@ def said_of(properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | N
         name, _, value = part.partition("=")
         parameters[name.strip().lower()] = value.strip().strip('"')
     headers = headers if isinstance(headers, Mapping) else {}
-    mapping = next((found for found in schemas.mapped() if found.applies(where, headers)), None)
+    mapping = next((mapped for mapped in schemas.mapped() if mapped.applies(where, headers)), None)
     return Said(parts[0].strip().lower(), parameters, headers, *((mapping.format, mapping.message_type)
                                                                   if mapping is not None else ()))
 
@@ -80,6 +80,12 @@ def read(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str
     """The body read in its format, or None when no format names it (JSON, text, unknown)."""
     if not body:
         return None
+    with schemas.one_look():
+        return _read(body, properties, headers, where)
+
+
+def _read(body: bytes, properties: Mapping[str, Any] | None, headers: Mapping[str, Any] | None,
+          where: Where) -> Reading | None:
     said = said_of(properties, headers, where)
     named = format_of(body, said)
     if named is None:
@@ -121,11 +127,6 @@ def where_of(letter: Any) -> Where:
     return Where(letter.place_id, letter.origin_queue or "")
 
 
-def mappings() -> list[schemas.Mapping]:
-    """The admins' mappings (the database's proposal of letters to read)."""
-    return schemas.mapped()
-
-
 def content_types() -> list[str]:
     """Every content type a registered format takes (the database's proposal of letters to read)."""
     return sorted({content_type for name in KINDS for content_type in KINDS.get(name).content_types})
@@ -148,9 +149,10 @@ def written(value: Any, stored: bytes, properties: Mapping[str, Any] | None,
     format the console writes, or the value does not fit its schema (naming the field)."""
     decoded = compression.read(stored, properties, headers)
     body = decoded.body if decoded is not None and decoded.body is not None else stored
-    said = said_of(properties, headers, where)
-    named = format_of(body, said)
-    if named is None or not named[1].writes:
-        raise Unwritable("the letter's body is in no format the console writes: edit the body itself")
-    out = named[1].write(value, body, said)
+    with schemas.one_look():
+        said = said_of(properties, headers, where)
+        named = format_of(body, said)
+        if named is None or not named[1].writes:
+            raise Unwritable("the letter's body is in no format the console writes: edit the body itself")
+        out = named[1].write(value, body, said)
     return compression.encode(out, decoded) if decoded is not None and decoded.ok else out

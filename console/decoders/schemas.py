@@ -6,7 +6,9 @@ Django is ready (this package reads no database), and parsed once per change (:f
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -89,8 +91,27 @@ def mapped() -> list[Mapping]:
         not found.header, not found.origin, found.place_id is None)))
 
 
+#: The key read once for a whole reading (:func:`one_look`), or None outside one.
+_looked: ContextVar[str | None] = ContextVar("body_schemas_key", default=None)
+
+
+@contextmanager
+def one_look() -> Iterator[None]:
+    """Within it, the uploads and mappings are taken as they were when it began: their key is
+    read once (one small query), not once for each format, mapping or letter read."""
+    if _looked.get() is not None:
+        yield
+        return
+    token = _looked.set(uploads_key())
+    try:
+        yield
+    finally:
+        _looked.reset(token)
+
+
 def _kept(name: str, make: Callable[[], T]) -> T:
-    key = uploads_key()
+    key = _looked.get()
+    key = uploads_key() if key is None else key
     with _lock:
         kept = _parsed.get(name)
         if kept is None or kept[0] != key:

@@ -29,6 +29,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.lookups import IContains
 from django_filters import FilterSet
 
+from console.decoders import schemas
 from console.decoders.reading import readable, where_of
 from console.letters.envelope import FINGERPRINT_DIGITS
 from console.models import DeadLetter, LetterState
@@ -198,6 +199,7 @@ class LetterFilterSet(FilterSet):
     def filter_header_value(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         return qs  # applied with the header it belongs to (filter_header)
 
+    @schemas.one_look()  # the schemas' key read once for every body read here
     def filter_body(self, qs: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         needle = value.encode("utf-8")
         # The escaped body holding the escaped needle follows from the body holding the needle,

@@ -33,7 +33,8 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import BinaryField, Exists, F, Func, OuterRef, Q, QuerySet, Value
 from django.db.models.lookups import Exact
 
-from console.decoders.reading import content_types, first_bytes, mappings, readable, where_of
+from console.decoders import schemas
+from console.decoders.reading import content_types, first_bytes, readable, where_of
 from console.models import DeadLetter, LetterSearch
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ _NAMES_COMPRESSION = re.compile(r'"(?:content[-_]encoding"\s*:\s*"\s*(?:x-)?(?:g
                                 re.IGNORECASE)
 
 
+@schemas.one_look()
 def read_in_python() -> Q:
     """Letters whose bodies are searched as people read them, which PostgreSQL cannot do: those
     that may be compressed (COMPRESSED), and those whose content type names a body format of
@@ -62,7 +64,7 @@ def read_in_python() -> Q:
         named |= Q(properties__content_type__istartswith=content_type)
         for header in ("content-type", "Content-Type", "content_type"):
             named |= Q(headers__contains={header: content_type})
-    for mapping in mappings():  # an admin's: the bodies of a place, an origin or a header value
+    for mapping in schemas.mapped():  # an admin's: the bodies of a place, an origin or a header value
         where = Q()
         if mapping.place_id is not None:
             where &= Q(place_id=mapping.place_id)
@@ -127,6 +129,7 @@ def fill_search_rows(batch: int = FILL_BATCH) -> int:
         filled, after = filled + taken, last
 
 
+@schemas.one_look()  # the schemas' key read once for all the letters
 def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -> None:
     """After letters were inserted from ``rows`` (their JSON columns as text, console.services.
     custody): the search rows of those that may be compressed. A text search of the JSON first,
@@ -134,7 +137,8 @@ def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -
     placeholders, which the fill writes decoded: nothing is looked at here, on capture's path."""
     if _later.get():
         return
-    formats, prefixes, mapped = [f'"{content_type}' for content_type in content_types()], first_bytes(), mappings()
+    formats, prefixes = [f'"{content_type}' for content_type in content_types()], first_bytes()
+    mapped = schemas.mapped()
     named = [letter_id for letter_id, row in zip(ids, rows, strict=True)
              if _may_be_read(row, formats, prefixes, mapped)]
     if named:
@@ -160,6 +164,7 @@ def write_texts_again() -> int:
     return _write_texts(DeadLetter.objects.filter(read_in_python() | Q(id__in=marked)))
 
 
+@schemas.one_look()  # the schemas' key read once for all the letters
 def _write_texts(letters: QuerySet[DeadLetter]) -> int:
     written = 0
     letters = letters.filter(Exists(LetterSearch.objects.filter(letter_id=OuterRef("pk"), pending=False)))
@@ -175,6 +180,7 @@ def _write_texts(letters: QuerySet[DeadLetter]) -> int:
     return written
 
 
+@schemas.one_look()  # the schemas' key read once for all the letters
 def write_decoded_documents(letters: QuerySet[DeadLetter]) -> None:
     """The rules' documents of those of ``letters`` read in Python whose search rows are still
     placeholders (a capture's, not filled yet): a round of the rules decides them now
