@@ -118,7 +118,7 @@ class Redactor:
         parsed = _json_in(value)
         if parsed is _NOT_JSON:
             return self.text(self._fields_in_text(value))
-        masked = self._json(parsed)  # whole JSON: the paths apply exactly, not by field name
+        masked = self.document(parsed)  # whole JSON: the paths apply exactly, not by field name
         if masked != parsed:
             value = json.dumps(masked, ensure_ascii=False)
         return self.text(value)
@@ -159,7 +159,8 @@ class Redactor:
             return {tag: inner}
         return {tag: base64.b64encode(masked.encode("utf-8", errors)).decode("ascii")}
 
-    def _json(self, parsed: Any) -> Any:
+    def document(self, parsed: Any) -> Any:
+        """A parsed JSON body (or a body's decoded value) masked by every rule."""
         for steps in self.paths:
             parsed = _masked_at(parsed, steps)
         return self.value(parsed)

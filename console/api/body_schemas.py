@@ -83,8 +83,8 @@ class BodyMappingSerializer(MaskedModelSerializer):
 
     class Meta:
         model = BodyMapping
-        fields = ["id", "place", "origin", "header", "header_value", "format", "message_type", "created_by",
-                  "created_at"]
+        fields = ["id", "place", "origin", "header", "header_value", "format", "message_type", "group_path",
+                  "created_by", "created_at"]
         read_only_fields = fields
 
 
@@ -95,15 +95,21 @@ class MappingSerializer(MaskedSerializer):
                                    help_text="An origin queue: the bodies of letters that died from it")
     header = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
     header_value = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
-    format = serializers.CharField(help_text="A body format: msgpack, cbor, protobuf, avro, xml, pickle")
+    format = serializers.CharField(required=False, allow_blank=True, default="",
+                                   help_text="A body format: msgpack, cbor, protobuf, avro, xml, pickle (blank: as "
+                                             "the letters say, for a mapping that only groups)")
     message_type = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
                                          help_text="Protobuf: the message type; Avro: the schema's full name")
+    group_path = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
+                                       help_text="A JSON path into the bodies as read ($.provider): the value there "
+                                                 "splits their failure groups")
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
 class BodyMappingList(APIView):
     """Which format (and message type) the bodies of a place, an origin or a header value are
-    in, where the letters do not say it themselves."""
+    in, where the letters do not say it themselves, and by which body field their failure
+    groups split."""
 
     @extend_schema(responses=BodyMappingSerializer(many=True))
     def get(self, request):

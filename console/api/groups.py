@@ -44,6 +44,9 @@ class GroupSerializer(MaskedSerializer):
     exception_type = serializers.CharField()
     exception_message = serializers.CharField()
     sample_id = ApiIntegerField()
+    key = serializers.CharField(help_text='What splits it from the other groups of its exception: a body field\'s '
+                                          'value, where a body mapping groups by one ($.provider = "stripe"); '
+                                          'else empty')
     status = serializers.CharField()
     owner = serializers.CharField(allow_null=True)
     tags = serializers.ListField(child=serializers.CharField())

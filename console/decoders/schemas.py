@@ -39,7 +39,8 @@ NOWHERE = Where()
 @dataclass(frozen=True)
 class Mapping:
     """The bodies of the letters it names (each of place, origin and header that is set) are in
-    ``format``, of ``message_type``."""
+    ``format``, of ``message_type`` (none said: as the letter says); their failure groups split
+    by the value at ``group_path`` (console.services.group_keys), where one is set."""
 
     format: str
     message_type: str = ""
@@ -47,6 +48,7 @@ class Mapping:
     origin: str = ""
     header: str = ""
     header_value: str = ""
+    group_path: str = ""
 
     def applies(self, where: Where, headers: Any) -> bool:
         if self.place_id is not None and self.place_id != where.place_id:
@@ -85,8 +87,18 @@ def parsed(kind: str, build: Callable[[list[Upload]], T]) -> T:
 
 
 def mapped() -> list[Mapping]:
-    """The mappings, read again only when they change; the closest first (one naming a header
-    value before one naming an origin, before one naming a place alone), then the oldest."""
+    """The mappings that name a format, read again only when they change; the closest first (one
+    naming a header value before one naming an origin, before one naming a place alone), then
+    the oldest."""
+    return [found for found in _closest_first() if found.format]
+
+
+def grouped() -> list[Mapping]:
+    """The mappings that name a group path, the closest first, as :func:`mapped`."""
+    return [found for found in _closest_first() if found.group_path]
+
+
+def _closest_first() -> list[Mapping]:
     return _kept(" mappings", lambda: sorted(mappings(), key=lambda found: (
         not found.header, not found.origin, found.place_id is None)))
 

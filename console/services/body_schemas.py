@@ -9,14 +9,16 @@ from __future__ import annotations
 import hashlib
 
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
+from console import json_path
 from console.access.actors import Actor
 from console.access.scope import scope_of
 from console.decoders import KINDS, schemas
-from console.models import BodyMapping, BodySchema, DeadPlace
+from console.models import BodyMapping, BodySchema, DeadLetter, DeadPlace
 from console.refusals import Forbidden, Refusal
-from console.services import audit
+from console.services import audit, group_keys
+from console.services.mapped_letters import named_by
 from console.services.search_rows import write_texts_again
 
 #: An uploaded file may be at most this large.
@@ -71,32 +73,46 @@ def do_delete_schema(schema: BodySchema, *, actor: Actor, reason: str = "") -> N
 
 
 @transaction.atomic
-def do_create_mapping(*, actor: Actor, format: str, message_type: str = "", place: DeadPlace | None = None,
-                      origin: str = "", header: str = "", header_value: str = "", reason: str = "") -> BodyMapping:
+def do_create_mapping(*, actor: Actor, format: str = "", message_type: str = "", place: DeadPlace | None = None,
+                      origin: str = "", header: str = "", header_value: str = "", group_path: str = "",
+                      reason: str = "") -> BodyMapping:
     """Say which format (and message type) the bodies of a place, an origin or a header value
-    are in. An admin limited to some places maps only those, and a mapping names a place or
-    an origin they may see."""
-    origin, header, header_value, message_type = (origin.strip(), header.strip(), header_value.strip(),
-                                                  message_type.strip())
-    if format not in KINDS:
+    are in, and/or by which of their fields their failure groups split (``group_path``,
+    console.services.group_keys). An admin limited to some places maps only those, and a
+    mapping names a place or an origin they may see."""
+    origin, header, header_value, message_type, group_path = (
+        origin.strip(), header.strip(), header_value.strip(), message_type.strip(), group_path.strip())
+    if format and format not in KINDS:
         raise SchemaError(f"unknown format {format!r}; formats: {', '.join(KINDS)}")
+    if not format and not group_path:
+        raise SchemaError("a mapping names a format, a group path, or both")
+    if message_type and not format:
+        raise SchemaError("a message type needs its format")
+    if group_path:
+        try:
+            steps = json_path.steps(group_path)
+        except json_path.PathError as exc:
+            raise SchemaError(f"the group path {exc}") from None
+        if any(kind == json_path.DESCEND or key == json_path.WILDCARD for kind, key in steps):
+            raise SchemaError("the group path names one value: no .. nor *")
     if place is None and not origin and not header:
         raise SchemaError("a mapping names a place, an origin or a header (with its value)")
     if header_value and not header:
         raise SchemaError("a header value needs the header's name")
-    for text, most in ((origin, 500), (header, 200), (header_value, 500), (message_type, 500)):
+    for text, most in ((origin, 500), (header, 200), (header_value, 500), (message_type, 500), (group_path, 500)):
         if len(text) > most:
             raise SchemaError(f"{text[:40]}… is longer than {most} characters")
     scope = scope_of(actor)
     if not scope.unlimited and (place is None or place.pk not in scope.place_ids):
         raise Forbidden("a mapping by someone limited to some places names one of their places")
     mapping = BodyMapping.objects.create(place=place, origin=origin, header=header, header_value=header_value,
-                                         format=format, message_type=message_type,
+                                         format=format, message_type=message_type, group_path=group_path,
                                          created_by=audit.actor_name(actor))
     transaction.on_commit(read_again)
     audit.record("body_mapping.created", actor=actor, reason=reason, target=str(mapping), place=place,
                  details={"mapping": mapping.pk, "format": format, "message_type": message_type,
-                          "origin": origin, "header": header, "header_value": header_value})
+                          "origin": origin, "header": header, "header_value": header_value,
+                          "group_path": group_path})
     return mapping
 
 
@@ -105,9 +121,11 @@ def do_delete_mapping(mapping: BodyMapping, *, actor: Actor, reason: str = "") -
     scope = scope_of(actor)
     if not scope.unlimited and (mapping.place_id is None or mapping.place_id not in scope.place_ids):
         raise Forbidden("this mapping is not limited to your places")
-    transaction.on_commit(read_again)
+    named = named_by(_as_mapping(mapping))  # their groups are their envelopes' again
+    transaction.on_commit(lambda: read_again(named))
     audit.record("body_mapping.deleted", actor=actor, reason=reason, target=str(mapping), place=mapping.place,
-                 details={"mapping": mapping.pk, "format": mapping.format, "message_type": mapping.message_type})
+                 details={"mapping": mapping.pk, "format": mapping.format, "message_type": mapping.message_type,
+                          "group_path": mapping.group_path})
     mapping.delete()
 
 
@@ -131,11 +149,15 @@ def visible_mappings(actor: Actor) -> QuerySet[BodyMapping]:
     return mappings if scope.unlimited else mappings.filter(place_id__in=scope.place_ids)
 
 
-def read_again() -> int:
+def read_again(unmapped: Q | None = None) -> int:
     """The search rows and rules' documents of the letters read in Python written again, with
     the schemas as they are now: letters captured before their schema was uploaded are found by
-    its fields, and matched by body paths, from now on. How many were written."""
-    return write_texts_again()
+    its fields, and matched by body paths, from now on; then their failure groups, and those of
+    the letters a deleted mapping named (``unmapped``), as the mappings split them now. How many
+    search rows were written."""
+    written = write_texts_again()
+    group_keys.regroup(DeadLetter.objects.all(), also=unmapped)
+    return written
 
 
 def _uploads(kind: str) -> list[schemas.Upload]:
@@ -155,9 +177,12 @@ def _uploads_key() -> str:
 
 
 def _mappings() -> list[schemas.Mapping]:
-    return [schemas.Mapping(format, message_type, place_id, origin, header, header_value)
-            for format, message_type, place_id, origin, header, header_value in BodyMapping.objects.order_by(
-                "id").values_list("format", "message_type", "place_id", "origin", "header", "header_value")]
+    return [_as_mapping(mapping) for mapping in BodyMapping.objects.order_by("id")]
+
+
+def _as_mapping(mapping: BodyMapping) -> schemas.Mapping:
+    return schemas.Mapping(mapping.format, mapping.message_type, mapping.place_id, mapping.origin, mapping.header,
+                           mapping.header_value, mapping.group_path)
 
 
 def connect() -> None:

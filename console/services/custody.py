@@ -17,7 +17,7 @@ from console.brokers import Adapter, Received
 from console.letters.rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
 from console.models import DeadLetter, DeadPlace, Job, PendingAck
 from console.notifications.events import listened, notify
-from console.services import audit, safeguards
+from console.services import audit, group_keys, safeguards
 from console.services.copy_insert import copy_insert
 from console.services.search_rows import write_new_decoded_texts
 
@@ -216,8 +216,8 @@ def _tell_new_groups(arrived: Sequence[tuple[DeadPlace, list[dict[str, Any]], li
         return
     first: dict[str, tuple[DeadPlace, dict[str, Any]]] = {}
     for place, rows, _ in arrived:
-        for row in rows:
-            if row["fingerprint"]:
+        for row, later in zip(rows, group_keys.keyed_later(rows), strict=True):
+            if row["fingerprint"] and not later:  # a body's value splits its group: told once read
                 first.setdefault(row["fingerprint"], (place, row))
     if not first:
         return

@@ -17,9 +17,10 @@ from django.db.models.functions import TruncDay
 from django.utils import timezone
 
 from console.access.actors import Actor
+from console.access.redaction_policy import for_everyone, for_user
 from console.access.scope import visible
 from console.models import DeadLetter, GroupCount
-from console.services import group_counts
+from console.services import group_counts, group_keys
 from console.services.selection import filter_letters
 
 #: What groups are counted from: the letters, or their counts.
@@ -43,6 +44,9 @@ class FailureGroup:
     exception_type: str
     exception_message: str
     sample_id: int
+    #: What splits it from the other groups of its exception, where a mapping's group path
+    #: does (``$.provider = "stripe"``, masked for the reader: console.services.group_keys).
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ def failure_groups(params: dict[str, Any], among: Among = EVERY_LETTER, *, limit
             "id", "exception_type", "exception_message"
         )
     }
+    keys = group_keys.shown_keys([row["sample_id"] for row in rows],
+                                 for_everyone() if among.reader is None else for_user(among.reader))
     groups = []
     for row in rows:
         origins = sorted(o for o in row["origins"] if o)
@@ -103,6 +109,7 @@ def failure_groups(params: dict[str, Any], among: Among = EVERY_LETTER, *, limit
                 exception_type=sample.get("exception_type", ""),
                 exception_message=sample.get("exception_message", ""),
                 sample_id=row["sample_id"],
+                key=keys.get(row["sample_id"], ""),
             )
         )
     return groups

@@ -16,7 +16,8 @@ A compressed letter (console.letters.compression: rare, so only these pay) is se
 people read it: PostgreSQL cannot decode it, so the fill writes its search row's text from the
 decoded body (``write_decoded_texts``), in the format the triggers use, and the body filter
 lets the decoded body decide (console.services.letter_filters). An edited copy gets its row so
-too (console.services.edit).
+too (console.services.edit). The letters whose failure groups a body's value splits are
+grouped so as their documents are written (console.services.group_keys).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from django.db.models.lookups import Exact
 from console.decoders import schemas
 from console.decoders.reading import content_types, first_bytes, readable, where_of
 from console.models import DeadLetter, LetterSearch
+from console.services import group_keys
+from console.services.mapped_letters import named_by
 
 log = logging.getLogger(__name__)
 
@@ -65,14 +68,7 @@ def read_in_python() -> Q:
         for header in ("content-type", "Content-Type", "content_type"):
             named |= Q(headers__contains={header: content_type})
     for mapping in schemas.mapped():  # an admin's: the bodies of a place, an origin or a header value
-        where = Q()
-        if mapping.place_id is not None:
-            where &= Q(place_id=mapping.place_id)
-        if mapping.origin:
-            where &= Q(origin_queue=mapping.origin)
-        if mapping.header:
-            where &= Q(headers__contains={mapping.header: mapping.header_value})
-        named |= where
+        named |= named_by(mapping)
     for prefix in first_bytes():
         named |= Q(Exact(Func(F("body"), Value(1), Value(len(prefix)), function="substring",
                               output_field=BinaryField()), Value(prefix, output_field=BinaryField())))
@@ -123,7 +119,9 @@ def fill_search_rows(batch: int = FILL_BATCH) -> int:
             cursor.execute("SELECT taken, last FROM console_letter_search_fill(%s, %s)", [after, batch])
             taken, last = cursor.fetchone()
             if taken:
-                write_decoded_texts(DeadLetter.objects.filter(id__gt=after, id__lte=last))
+                filled_now = DeadLetter.objects.filter(id__gt=after, id__lte=last)
+                write_decoded_texts(filled_now)
+                group_keys.regroup(filled_now, tell=True)  # their documents are written now
         if not taken:
             return filled
         filled, after = filled + taken, last
@@ -132,7 +130,8 @@ def fill_search_rows(batch: int = FILL_BATCH) -> int:
 @schemas.one_look()  # the schemas' key read once for all the letters
 def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -> None:
     """After letters were inserted from ``rows`` (their JSON columns as text, console.services.
-    custody): the search rows of those that may be compressed. A text search of the JSON first,
+    custody): the search rows of those that may be compressed, and the failure groups of those a
+    body's value splits (console.services.group_keys). A text search of the JSON first,
     so that the others pay next to nothing. A capture's letters (``written_later``) have
     placeholders, which the fill writes decoded: nothing is looked at here, on capture's path."""
     if _later.get():
@@ -143,6 +142,7 @@ def write_new_decoded_texts(ids: list[int], rows: Sequence[Mapping[str, Any]]) -
              if _may_be_read(row, formats, prefixes, mapped)]
     if named:
         write_decoded_texts(DeadLetter.objects.filter(id__in=named))
+    group_keys.regroup(DeadLetter.objects.filter(id__in=ids), tell=True)
 
 
 def write_decoded_texts(letters: QuerySet[DeadLetter]) -> int:

@@ -1,6 +1,8 @@
 """Issue 47: an admin uploads a schema from the Settings menu's Body schemas page (a file, as
 protoc or an .avsc wrote it); it is listed with what it declares, audited, and the letters it
-reads are shown read; a file that is not a schema is refused saying why; only admins reach it."""
+reads are shown read; a file that is not a schema is refused saying why; only admins reach it. A
+mapping that only groups (a body field, the format as the letters say) is added from the page and
+splits the failure groups page's groups."""
 
 from __future__ import annotations
 
@@ -50,6 +52,22 @@ def test_an_admin_uploads_a_schema_from_the_page(signed_in, memory_broker):
     assert signed_in.post(reverse("body-schema-delete", args=[schema.pk])).status_code == 302
     assert not BodySchema.objects.exists()
     assert signed_in.get(f"/api/letters/{letter.pk}/").json()["decoded"] is None
+
+
+@pytest.mark.role("admin")
+def test_an_admin_splits_groups_by_a_body_field_from_the_page(signed_in, memory_broker):
+    place = memory_place(memory_broker)
+    for provider in ("stripe", "adyen"):
+        store_letter(place, json.dumps({"provider": provider}).encode(), exception_type="PaymentDeclined")
+    page = signed_in.get(reverse("body-schemas")).content.decode()
+    assert "<title>Body schemas · DLO</title>" in page and "Groups by" in page
+
+    answer = signed_in.post(reverse("body-schemas"), {"mapping": "1", "place": place.pk, "format": "",
+                                                      "group_path": "$.provider", "reason": "per provider"})
+    assert answer.status_code == 302, answer.content.decode()[-2000:]
+    assert "<code>$.provider</code>" in signed_in.get(reverse("body-schemas")).content.decode()
+    groups = signed_in.get(reverse("groups")).content.decode()
+    assert "$.provider = &quot;stripe&quot;" in groups and "$.provider = &quot;adyen&quot;" in groups
 
 
 def test_an_operator_does_not_reach_it(signed_in):

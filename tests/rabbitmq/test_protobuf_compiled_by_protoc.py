@@ -3,7 +3,9 @@ grpcio-tools' protoc (the Python classes and the descriptor set, ``--include_imp
 serialized by the generated classes and published with a message-type header. After an admin
 uploads the descriptor set, the letter's page shows the fields, ``q`` finds a field's value, and a
 JSON path hides a field from a viewer on the page, in the API and in the audit's export. A rule's
-``body_path`` on a field moves a letter the round decides straight after its capture. An edit of
+``body_path`` on a field moves a letter the round decides straight after its capture. A mapping's
+group path splits the failure groups by a field, each shown with its value (masked for a viewer,
+and in the notification of a new group). An edit of
 the decoded value reaches the origin queue as Protobuf that the generated class parses, with the
 changed field; an edit that does not fit the message type answers 400 naming the field."""
 
@@ -24,7 +26,9 @@ from rest_framework.test import APIClient
 from console.access.roles import VIEWER, set_role
 from console.jobs.automation.rules_at_work import apply_rules
 from console.jobs.door.runner import run_job
-from console.models import DeadLetter, Job
+from console.models import DeadLetter, Delivery, Job
+from console.notifications.delivery import deliver
+from console.services.channels import do_add_channel, do_subscribe
 from console.services.redaction import do_set_redaction_rule
 from console.services.search_rows import fill_search_rows
 
@@ -131,6 +135,52 @@ def test_a_rule_moves_a_letter_by_a_protobuf_field_in_the_round_after_its_captur
     (moved,) = kit.drain(parked)
     assert uploaded.Order.FromString(moved.body).id == "G-1"
     assert DeadLetter.objects.get(pk=plain.pk).state == "held"
+
+
+def test_failure_groups_split_by_a_protobuf_field(uploaded, captured, api, admin, operator, signed_in, viewer, http,
+                                                  django_capture_on_commit_callbacks):
+    channel = do_add_channel(actor=admin, name="ops", kind="webhook", target=http.url)
+    do_subscribe(actor=admin, channel=channel, events=["group.new"], user=operator)
+    with django_capture_on_commit_callbacks(execute=True):
+        made = api.post("/api/body-mappings/", {
+            "header": "proto-message-type", "header_value": "shop.Order", "group_path": "$.customer.tier",
+            "reason": "orders fail per tier"}, format="json")
+    assert made.status_code == 201 and made.json()["format"] == "", made.content
+    do_set_redaction_rule(actor="tests", kind="json_path", pattern="$.customer.tier")
+
+    _, place, letters = captured("orders", [
+        (_order(uploaded, id=f"O-{n}", customer=uploaded.Customer(tier=tier)), TYPE_HEADER, PROTOBUF)
+        for n, tier in enumerate(["tier-gold-7", "tier-gold-7", "tier-plain-3"])] + [
+        (_order(uploaded, id="O-none"), TYPE_HEADER, PROTOBUF)])  # no customer: the envelope's group
+    fill_search_rows()  # the bodies are read after the capture, and grouped then
+
+    groups = {row["key"]: row for row in api.get("/api/groups/").json()}
+    assert {key: row["count"] for key, row in groups.items()} == {
+        '$.customer.tier = "tier-gold-7"': 2, '$.customer.tier = "tier-plain-3"': 1, "": 1}
+    gold = groups['$.customer.tier = "tier-gold-7"']["fingerprint"]
+    assert set(DeadLetter.objects.filter(fingerprint=gold).values_list("pk", flat=True)) == {
+        letters[0].pk, letters[1].pk}
+    assert api.get(f"/api/groups/{gold}/").json()["count"] == 2
+
+    shown = viewer.get("/api/groups/").json()
+    assert sorted(row["key"] for row in shown) == ["", '$.customer.tier = "***"', '$.customer.tier = "***"']
+    page = viewer.get(reverse("groups")).content.decode()
+    assert '$.customer.tier = &quot;***&quot;' in page and "tier-gold" not in page and "tier-plain" not in page
+    assert "tier-gold" in signed_in.get(reverse("groups")).content.decode()  # one who may read the values
+
+    # Each new group was told of once, after the bodies were read; the value masked as for everyone.
+    assert {deliver(pk) for pk in Delivery.objects.values_list("pk", flat=True)} == {"sent"}
+    told = http.json()
+    assert sorted(message["details"]["key"] for message in told) == [
+        "", '$.customer.tier = "***"', '$.customer.tier = "***"']
+    assert all(message["event"] == "group.new" for message in told) and "tier-" not in str(told)
+
+    # Without the mapping, the letters are one group again (their envelope's).
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.delete(f"/api/body-mappings/{made.json()['id']}/", {"reason": "one group"},
+                          format="json").status_code == 204
+    (only,) = api.get("/api/groups/").json()
+    assert (only["count"], only["key"]) == (4, "")
 
 
 def test_an_edit_of_the_decoded_value_reaches_the_origin_as_protobuf(uploaded, captured, signed_in, kit, viewer):

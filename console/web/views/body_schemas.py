@@ -1,6 +1,7 @@
 """The body schemas page (admins): the Protobuf descriptor sets and Avro schemas bodies are read
 with (console.decoders), uploaded from a file, and deleted; and the mappings that say which
-format the bodies of a place, an origin or a header value are in. Changes go through
+format the bodies of a place, an origin or a header value are in, and which body field splits
+their failure groups. Changes go through
 console.services.body_schemas, which checks each file by its format, keeps a limited admin to
 their places, and audits."""
 
@@ -45,9 +46,12 @@ class MappingForm(forms.Form):
     origin = forms.CharField(max_length=500, required=False, help_text="The origin queue letters died from")
     header = forms.CharField(max_length=200, required=False)
     header_value = forms.CharField(max_length=500, required=False)
-    format = forms.ChoiceField(choices=[])
+    format = forms.ChoiceField(choices=[], required=False)
     message_type = forms.CharField(max_length=500, required=False,
                                    help_text="Protobuf: the message type; Avro: the schema's full name")
+    group_path = forms.CharField(max_length=500, required=False, label="Group by",
+                                 help_text="A field of the bodies as read ($.provider): their failure groups split by "
+                                           "its value")
     reason = forms.CharField(max_length=2000, label="Reason (for the audit)")
 
     def __init__(self, *args, user, **kwargs) -> None:
@@ -55,7 +59,7 @@ class MappingForm(forms.Form):
         place: Any = self.fields["place"]
         place.queryset = visible(user, DeadPlace.objects.select_related("broker"))
         chosen: Any = self.fields["format"]
-        chosen.choices = [(name, KINDS.get(name).label) for name in KINDS]
+        chosen.choices = [("", "as the letters say"), *((name, KINDS.get(name).label) for name in KINDS)]
 
 
 def body_schemas(request):
@@ -93,7 +97,7 @@ def body_schemas(request):
         for schema in schemas:
             schema.name, schema.declares = redactor.string(schema.name), redactor.value(schema.declares)
         for mapping in mappings:
-            for name in ("origin", "header", "header_value", "message_type"):
+            for name in ("origin", "header", "header_value", "message_type", "group_path"):
                 setattr(mapping, name, redactor.string(getattr(mapping, name)))
     status = 400 if (form.is_bound and form.errors) or (mapping_form.is_bound and mapping_form.errors) else 200
     return render(request, "web/body_schemas.html", {"schemas": schemas, "form": form, "mappings": mappings,
