@@ -74,7 +74,7 @@ class FailureEnvelope:
             "|".join(top_frames(self.exception_stack)),
             self.origin_queue,
         ]
-        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:FINGERPRINT_DIGITS]
+        return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:FINGERPRINT_DIGITS]
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
