@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from console.access.roles import (
     ACT,
+    EXPORT,
     MANAGE_BROKERS,
     MANAGE_REDACTION,
     MANAGE_USERS,
@@ -153,6 +154,9 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-place-capture": ACT,
     "api-place-shovel": ACT,
     "api-letters": VIEW,
+    # Letters leave as files: a right of its own (operators and admins), masked and scoped.
+    "api-letters-export": EXPORT,
+    "api-group-export": EXPORT,
     "api-letter": VIEW,
     "api-letter-edit-replay": ACT,
     # Lifting a safeguard lets automation replay again: acting on letters, as a replay is.

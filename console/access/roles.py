@@ -16,14 +16,16 @@ PURGE = "purge_letters"
 MANAGE_BROKERS = "manage_brokers"
 MANAGE_USERS = "manage_users"
 MANAGE_REDACTION = "manage_redaction"
+#: The right the issue calls ``letters.export``: letters leave the console as files.
+EXPORT = "export_letters"
 
 VIEWER, OPERATOR, ADMIN = "viewer", "operator", "admin"
 
 #: Each role holds its own permissions and those of the roles before it.
 ROLES: dict[str, list[str]] = {
     VIEWER: [VIEW],
-    OPERATOR: [VIEW, ACT, SEE_UNREDACTED],
-    ADMIN: [VIEW, ACT, SEE_UNREDACTED, PURGE, MANAGE_BROKERS, MANAGE_USERS, MANAGE_REDACTION],
+    OPERATOR: [VIEW, ACT, SEE_UNREDACTED, EXPORT],
+    ADMIN: [VIEW, ACT, SEE_UNREDACTED, EXPORT, PURGE, MANAGE_BROKERS, MANAGE_USERS, MANAGE_REDACTION],
 }
 
 

@@ -63,6 +63,7 @@ class RoleScope(LimitRow):
             ("manage_brokers", "Add, edit and test brokers"),
             ("manage_users", "Grant roles and scopes"),
             ("manage_redaction", "Change the redaction rules"),
+            ("export_letters", "Export letters, as the exporter may see them"),
         ]
 
     def __str__(self) -> str:

@@ -4,16 +4,19 @@ Letters page across places list their letters through :func:`listing`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from django.db.models import BinaryField, QuerySet
 from django.db.models.functions import Substr
+from django.urls import reverse
 
 from console.access.actors import Actor
 from console.access.redaction_policy import for_user, mask_envelopes, mask_previews
 from console.access.scope import visible
 from console.access.traces import shown_traces
+from console.exports import KINDS
 from console.letters.values import PREVIEW_CHARS, body_preview
 from console.models import DeadLetter
 from console.services.selection import SelectionError, visible_matches
@@ -44,6 +47,8 @@ class Listing:
     error: str = ""
     #: The order the page lists them in (oldest first, whatever was asked, when at_least).
     sort: Sort = NEWEST
+    #: The same letters as files: (format's label, the export's URL), one per format.
+    exports: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _with_body_head(letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
@@ -90,4 +95,18 @@ def listing(reader: Actor, params: dict[str, Any], after: str | None,
     traces = shown_traces(for_user(reader), page.rows)  # none where the reader's mask hides it
     for letter in page.rows:
         letter.trace = traces.get(letter.pk)
-    return Listing(page=page, matching=matching, exact=exact, at_least=not counted.complete, sort=sort)
+    return Listing(page=page, matching=matching, exact=exact, at_least=not counted.complete, sort=sort,
+                   exports=export_links(params) if queryset is None else [])  # a filter alone says which
+
+
+def export_links(params: dict[str, Any]) -> list[tuple[str, str]]:
+    """The export of the letters matching ``params`` in each format (console.exports), as links."""
+    query = urlencode({key: _text(value) for key, value in params.items() if value not in ("", None)}, doseq=True)
+    url = reverse("api-letters-export")
+    return [(KINDS.get(name).label, f"{url}?format={name}" + (f"&{query}" if query else "")) for name in KINDS]
+
+
+def _text(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_text(item) for item in value]
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)

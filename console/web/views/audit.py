@@ -18,6 +18,7 @@ from django.utils import timezone
 from console.access.redaction_policy import for_everyone, mask_events
 from console.access.redactor import Redactor
 from console.access.scope import visible
+from console.exports.csv_file import cell
 from console.models import AuditEvent, DeadPlace
 from console.services.filtersets import AuditFilterSet
 from console.web.paging import NEWEST, page_sorted
@@ -25,7 +26,6 @@ from console.web.paging import NEWEST, page_sorted
 #: Events fetched per query while exporting.
 EXPORT_CHUNK = 1000
 #: A CSV cell starting with one of these is read as a formula by spreadsheets.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 EXPORT_FIELDS = ["id", "at", "actor", "action", "reason", "ticket", "job", "broker", "place", "target",
                  "count", "letter_ids", "outcome", "details", "source_ip", "hash"]
 #: Export fields made by code, left unmasked; every other one is masked (names people chose,
@@ -88,15 +88,8 @@ def iter_events(events: QuerySet, chunk: int = EXPORT_CHUNK) -> Iterator[AuditEv
 
 
 def csv_cell(value: Any) -> str:
-    """A cell a spreadsheet shows as text: one starting like a formula gets a leading quote."""
-    if value is None:
-        return ""
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, dict) \
-            else " ".join(str(v) for v in value)
-    else:
-        text = str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    """A cell a spreadsheet shows as text (console.exports.csv_file.cell); a list as its words."""
+    return cell(" ".join(str(v) for v in value) if isinstance(value, list) else value)
 
 
 class _Echo:
