@@ -103,6 +103,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "redaction": MANAGE_REDACTION,
     "redaction-delete": MANAGE_REDACTION,
     "body-schemas": MANAGE_BROKERS,
+    # Another console's export taken in (an admin of every place: the service says so).
+    "imports": MANAGE_BROKERS,
     "body-schema-delete": MANAGE_BROKERS,
     "body-mapping-delete": MANAGE_BROKERS,
     "notifications": MANAGE_USERS,
@@ -157,6 +159,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Letters leave as files: a right of its own (operators and admins), masked and scoped.
     "api-letters-export": EXPORT,
     "api-group-export": EXPORT,
+    # Letters from another console's export come in as an admin's (of every place: the service).
+    "api-imports": MANAGE_BROKERS,
     "api-letter": VIEW,
     "api-letter-edit-replay": ACT,
     # Lifting a safeguard lets automation replay again: acting on letters, as a replay is.

@@ -88,7 +88,7 @@ class BodyMappingSerializer(MaskedModelSerializer):
         read_only_fields = fields
 
 
-class MappingSerializer(MaskedSerializer):
+class BodyMappingInputSerializer(MaskedSerializer):
     place = ApiIntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1,
                                      help_text="A dead place's id: its letters' bodies")
     origin = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
@@ -116,9 +116,9 @@ class BodyMappingList(APIView):
         return Response(BodyMappingSerializer(visible_mappings(request.user), many=True,
                                               context={"request": request}).data)
 
-    @extend_schema(request=MappingSerializer, responses={201: BodyMappingSerializer, 400: ErrorSerializer})
+    @extend_schema(request=BodyMappingInputSerializer, responses={201: BodyMappingSerializer, 400: ErrorSerializer})
     def post(self, request):
-        given = MappingSerializer(data=request.data)
+        given = BodyMappingInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = dict(given.validated_data)
         place_id = data.pop("place")

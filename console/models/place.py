@@ -8,6 +8,10 @@ from console.brokers import PlaceRef
 class DeadPlace(models.Model):
     """A queue, subqueue, stream or consumer on a broker where dead letters sit."""
 
+    #: The kind (and discovered_by) of a place holding letters imported from another console's
+    #: export (console.services.letter_import): no queue of the broker, discovery leaves it be.
+    IMPORTED = "imported"
+
     broker = models.ForeignKey("console.Broker", on_delete=models.CASCADE, related_name="places")
     name = models.CharField(max_length=500)
     scope = models.CharField(max_length=500, blank=True, help_text="vhost, stream or namespace")

@@ -250,7 +250,7 @@ def _apply_discovery(broker: Broker, found: list[PlaceInfo], *, actor: Actor, sc
         place.gone = False
         place.save()
         places.append(place)
-    vanished = [p for p in known.values() if p.discovered_by != "manual" and not p.gone]
+    vanished = [p for p in known.values() if p.discovered_by not in ("manual", DeadPlace.IMPORTED) and not p.gone]
     for place in vanished:
         place.gone = True
         place.save(update_fields=["gone"])

@@ -35,9 +35,10 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from console.access.actors import Actor
+from console.access.roles import MANAGE_BROKERS, has
 from console.models import DeadLetter, DeadPlace, LetterState, Origin
 from console.notifications.events import notify
-from console.refusals import Refusal, require_reason
+from console.refusals import Forbidden, Refusal, require_reason
 from console.services import audit, rule_inbox
 from console.wording import counted
 
@@ -224,6 +225,8 @@ def do_release(letter: DeadLetter, *, actor: Actor, reason: str) -> DeadLetter:
     letter = DeadLetter.objects.select_for_update().select_related("place__broker").get(pk=letter.pk)
     if letter.quarantined_at is None:
         raise SafeguardError(f"Letter {letter.pk} is not quarantined.")
+    if (letter.envelope_details.get("imported") or {}).get("masked") is True and not has(actor, MANAGE_BROKERS):
+        raise Forbidden(f"Letter {letter.pk} was imported masked: only an admin confirms it may be published.")
     was = letter.quarantine_reason
     letter.quarantined_at, letter.quarantine_reason = None, ""
     letter.save(update_fields=["quarantined_at", "quarantine_reason"])

@@ -11,6 +11,7 @@ from django.db.models import Count
 from console.access.actors import Actor
 from console.jobs.kinds.base import JobKind, P, Plan
 from console.services.jobs import JobError, checked_frozen
+from console.services.letter_import import masked_and_unconfirmed
 from console.services.selection import SelectionError, freeze, resolve
 
 
@@ -31,5 +32,9 @@ class LettersKind(JobKind[P]):
         per_place = dict(resolve(selection).order_by().values_list("place_id").annotate(letters=Count("id")))
         if not per_place:
             raise JobError("no letters match this selection")
+        if self.publishes_to and (masked := masked_and_unconfirmed(resolve(selection)).count()):
+            raise JobError(f"{masked} of these letters were imported from an export made by someone who saw them "
+                           "masked: their bodies and headers are not what was sent. An admin releases each one "
+                           "(confirming it) before it is published")
         return Plan(per_place=per_place, selection=selection,
                     details={"filter": selection.get("filter"), "max_id": selection.get("max_id")})

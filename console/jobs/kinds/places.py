@@ -22,6 +22,9 @@ class PlaceKind(JobKind[P]):
         place = given.get("place")
         if not isinstance(place, DeadPlace):
             raise JobError(f"a {self.name} job needs a dead place")
+        if place.kind == DeadPlace.IMPORTED:
+            raise JobError(f"{place} holds letters imported from an export: there is no queue of it on "
+                           f"{place.broker.name} to {self.name}")
         if self.reads_place and place.gone:
             raise JobError(f"{place} is gone from its broker (discovery no longer finds it): there is nothing "
                            f"to {self.name}; discover again if it is back")
