@@ -50,7 +50,8 @@ LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 #: An import's body (POST /api/imports/) is a JSON Lines stream: any bytes, and an export's shape.
 schemathesis.openapi.media_type("application/jsonl", st.binary(max_size=2000) | st.builds(
-    lambda lines: b"\n".join([b'{"export": {"reader": "fuzz"}}', *lines]), st.lists(st.binary(max_size=200), max_size=5)))
+    lambda lines: b"\n".join([b'{"export": {"reader": "fuzz"}}', *lines]),
+    st.lists(st.binary(max_size=200), max_size=5)))
 
 schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
 schema.app = get_wsgi_application()
