@@ -16,12 +16,16 @@ The mapping's rules:
    they would widen the stronger role to places it was not given for.
 5. A limit naming a broker or place that is no more (or a file naming one that does not exist)
    stays, allowing nothing there: limits fail closed, as RoleScope rows do.
+6. A mapping may withhold rights of its role (``withhold``: ``export_letters``, the right to
+   export letters). A right is withheld when every mapping that gives the role withholds it
+   (one that does not gives it, as one without limits gives every place).
 
 The file's form::
 
     [{"group": "dlo-admins", "role": "admin"},
      {"group": "orders-team", "role": "operator", "brokers": ["rabbit-prod"],
-      "places": [{"broker": "rabbit-prod", "name": "orders.dlq", "scope": "/"}]}]
+      "places": [{"broker": "rabbit-prod", "name": "orders.dlq", "scope": "/"}]},
+     {"group": "contractors", "role": "operator", "withhold": ["export_letters"]}]
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 
 from django.conf import settings
 
-from console.access.roles import ADMIN, OPERATOR, ROLES, VIEWER
+from console.access.roles import ADMIN, OPERATOR, ROLES, VIEWER, WITHHOLDABLE
 from console.env import ConfigError
 
 #: Strongest first.
@@ -57,6 +61,7 @@ class MappingRule:
     role: str
     limits: tuple[Limit, ...]
     source: str  # "console #3" or "file"
+    withhold: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -71,6 +76,7 @@ class Decision:
     limits: tuple[Limit, ...]
     groups: tuple[str, ...]  # the claim values that decided the role
     mappings: tuple[str, ...]
+    withheld: tuple[str, ...] = ()
 
 
 def groups_in(claims: Mapping[str, Any], claim: str | None = None) -> list[str]:
@@ -97,7 +103,7 @@ def mapping_rules() -> list[MappingRule]:
         return _file_rules(settings.DLO_OIDC_ROLE_MAPPING)
     from console.models import ClaimMapping
 
-    return [MappingRule(group=row.group, role=row.role, source=f"console #{row.pk}",
+    return [MappingRule(group=row.group, role=row.role, source=f"console #{row.pk}", withhold=tuple(row.withhold),
                         limits=tuple(Limit(limit.broker_id, limit.place_id, limit.named)
                                      for limit in row.limits.all().order_by("id")))
             for row in ClaimMapping.objects.prefetch_related("limits").order_by("group")]
@@ -113,8 +119,9 @@ def decide(groups: Iterable[str], rules: list[MappingRule] | None = None) -> Dec
         limits: tuple[Limit, ...] = ()
     else:
         limits = tuple(dict.fromkeys(limit for rule in deciding for limit in rule.limits))
+    withheld = tuple(sorted(set.intersection(*(set(rule.withhold) for rule in deciding)))) if deciding else ()
     return Decision(role=role, limits=limits, groups=tuple(sorted({rule.group for rule in deciding})),
-                    mappings=tuple(rule.label for rule in deciding))
+                    mappings=tuple(rule.label for rule in deciding), withheld=withheld)
 
 
 def check_mapping(text: str) -> None:
@@ -126,12 +133,12 @@ def check_mapping(text: str) -> None:
 def _file_rules(text: str) -> list[MappingRule]:
     """The environment's mapping, parsed, its names resolved each time (a broker or place added
     later counts from the next sign-in on; one that does not exist allows nothing)."""
-    return [MappingRule(group=group, role=role, source="file", limits=_file_limits(brokers, places))
-            for group, role, brokers, places in _parsed(text)]
+    return [MappingRule(group=group, role=role, source="file", limits=_file_limits(brokers, places),
+                        withhold=withhold) for group, role, brokers, places, withhold in _parsed(text)]
 
 
-def _parsed(text: str) -> list[tuple[str, str, list[str], list[dict[str, str]]]]:
-    """Each mapping's group, role, broker names and places, checked."""
+def _parsed(text: str) -> list[tuple[str, str, list[str], list[dict[str, str]], tuple[str, ...]]]:
+    """Each mapping's group, role, broker names, places and withheld rights, checked."""
     try:
         given = json.loads(text)
     except ValueError as exc:
@@ -141,8 +148,8 @@ def _parsed(text: str) -> list[tuple[str, str, list[str], list[dict[str, str]]]]
     parsed, seen = [], set()
     for number, item in enumerate(given, 1):
         where = f"DLO_OIDC_ROLE_MAPPING, mapping {number}"
-        if not isinstance(item, dict) or set(item) - {"group", "role", "brokers", "places", "note"}:
-            raise ConfigError(f"{where}: keys are group, role, brokers, places and note")
+        if not isinstance(item, dict) or set(item) - {"group", "role", "brokers", "places", "withhold", "note"}:
+            raise ConfigError(f"{where}: keys are group, role, brokers, places, withhold and note")
         group, role = item.get("group"), item.get("role")
         if not isinstance(group, str) or not group or group in seen:
             raise ConfigError(f"{where}: group must be a text, once in the file")
@@ -154,8 +161,11 @@ def _parsed(text: str) -> list[tuple[str, str, list[str], list[dict[str, str]]]]
         if not isinstance(places, list) or not all(isinstance(p, dict) and isinstance(p.get("broker"), str)
                                                    and isinstance(p.get("name"), str) for p in places):
             raise ConfigError(f"{where}: places is a list of {{\"broker\": ..., \"name\": ..., \"scope\": ...}}")
+        withhold = item.get("withhold", [])
+        if not isinstance(withhold, list) or not all(right in WITHHOLDABLE for right in withhold):
+            raise ConfigError(f"{where}: withhold is a list of rights, of {', '.join(WITHHOLDABLE)}")
         seen.add(group)
-        parsed.append((group, str(role), brokers, places))
+        parsed.append((group, str(role), brokers, places, tuple(sorted(set(withhold)))))
     return parsed
 
 

@@ -159,6 +159,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Letters leave as files: a right of its own (operators and admins), masked and scoped.
     "api-letters-export": EXPORT,
     "api-group-export": EXPORT,
+    "api-job-export": EXPORT,
     # Letters from another console's export come in as an admin's (of every place: the service).
     "api-imports": MANAGE_BROKERS,
     "api-letter": VIEW,

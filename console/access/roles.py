@@ -21,6 +21,11 @@ EXPORT = "export_letters"
 
 VIEWER, OPERATOR, ADMIN = "viewer", "operator", "admin"
 
+#: Rights a role mapping may withhold from whom it gives a role (console.access.claims): the
+#: right -> the permission that withholds it, held through the group of that name. Django's
+#: permissions only add up, so a withheld right is a permission of its own that ``has`` reads.
+WITHHOLDABLE = {EXPORT: "withhold_export_letters"}
+
 #: Each role holds its own permissions and those of the roles before it.
 ROLES: dict[str, list[str]] = {
     VIEWER: [VIEW],
@@ -48,7 +53,10 @@ def has(user, codename: str) -> bool:
         return user.user is not None and has(user.user, codename)
     if isinstance(user, str):
         return True
-    return bool(user and user.is_authenticated and user.is_active and user.has_perm(perm(codename)))
+    if not (user and user.is_authenticated and user.is_active and user.has_perm(perm(codename))):
+        return False
+    withheld = WITHHOLDABLE.get(codename)
+    return withheld is None or user.is_superuser or not user.has_perm(perm(withheld))
 
 
 def sync_roles(apps=None, **_kwargs) -> None:
@@ -74,6 +82,9 @@ def sync_roles(apps=None, **_kwargs) -> None:
     for role, codenames in ROLES.items():
         group, _ = Group.objects.get_or_create(name=role)
         group.permissions.set([permissions[c] for c in codenames])
+    for withheld in WITHHOLDABLE.values():
+        group, _ = Group.objects.get_or_create(name=withheld)
+        group.permissions.set([permissions[withheld]])
 
 
 def role_of(user) -> str:
@@ -110,6 +121,29 @@ def set_role(user, role: str) -> None:
     # ModelBackend caches permissions on the instance.
     for cache in ("_perm_cache", "_user_perm_cache", "_group_perm_cache"):
         user.__dict__.pop(cache, None)
+
+
+def set_withheld(user, codenames) -> None:
+    """Withhold exactly ``codenames`` (rights of WITHHOLDABLE) from ``user``, unaudited: for
+    console.services.claims, which audits the change."""
+    from django.contrib.auth.models import Group
+
+    unknown = set(codenames) - set(WITHHOLDABLE)
+    if unknown:
+        raise ValueError(f"cannot withhold {', '.join(sorted(unknown))}; withholdable: {', '.join(WITHHOLDABLE)}")
+    wanted = {WITHHOLDABLE[codename] for codename in codenames}
+    if not Group.objects.filter(name__in=WITHHOLDABLE.values()).count() == len(WITHHOLDABLE):
+        sync_roles()
+    user.groups.remove(*Group.objects.filter(name__in=WITHHOLDABLE.values()).exclude(name__in=wanted))
+    user.groups.add(*Group.objects.filter(name__in=wanted))
+    for cache in ("_perm_cache", "_user_perm_cache", "_group_perm_cache"):
+        user.__dict__.pop(cache, None)
+
+
+def withheld_from(user) -> list[str]:
+    """The rights withheld from ``user`` (WITHHOLDABLE's), as codenames."""
+    held = set(user.groups.values_list("name", flat=True))
+    return [codename for codename, group in WITHHOLDABLE.items() if group in held]
 
 
 def user_named(username: str):

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from console.access.claims import MappingRule, from_file, mapping_rules
 from console.access.masking import MaskedSerializer
-from console.access.roles import ROLES
+from console.access.roles import ROLES, WITHHOLDABLE
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.models import Broker, ClaimMapping, DeadPlace
@@ -24,6 +24,7 @@ class MappingSerializer(MaskedSerializer):
     role = serializers.ChoiceField(choices=list(ROLES))
     limits = serializers.ListField(child=serializers.CharField(),
                                    help_text="Brokers and places the role is limited to (none: unlimited)")
+    withhold = serializers.ListField(child=serializers.CharField(), help_text="Rights of the role withheld")
     note = serializers.CharField()
     defined_in = serializers.CharField(help_text='"console #id", or "file" (DLO_OIDC_ROLE_MAPPING)')
 
@@ -35,17 +36,20 @@ class MappingInputSerializer(serializers.Serializer):
                                     default=list, help_text="Limit the role to these brokers")
     places = serializers.ListField(child=ApiIntegerField(min_value=1, max_value=2**63 - 1), required=False,
                                    default=list, help_text="Limit the role to these dead places")
+    withhold = serializers.ListField(child=serializers.ChoiceField(choices=list(WITHHOLDABLE)), required=False,
+                                     default=list, help_text="Rights of the role withheld from them: export_letters")
     note = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
 def _row(mapping: ClaimMapping) -> dict:
     return {"group": mapping.group, "role": mapping.role, "note": mapping.note, "defined_in": f"console #{mapping.pk}",
-            "limits": [limit.label for limit in mapping.limits.all()]}
+            "limits": [limit.label for limit in mapping.limits.all()], "withhold": list(mapping.withhold)}
 
 
 def _file_row(rule: MappingRule) -> dict:
     return {"group": rule.group, "role": rule.role, "note": "", "defined_in": rule.source,
+            "withhold": list(rule.withhold),
             "limits": [limit.named if limit.broker_id or limit.place_id
                        else f"{limit.named} (not found: allows nothing)" for limit in rule.limits]}
 
@@ -70,7 +74,7 @@ class MappingList(APIView):
         if len(brokers) != len(set(data["brokers"])) or len(places) != len(set(data["places"])):
             return Response({"detail": "a broker or place named does not exist"}, status=status.HTTP_400_BAD_REQUEST)
         mapping = do_set_mapping(actor=request.user, group=data["group"], role=data["role"], brokers=brokers,
-                                 places=places, note=data["note"], reason=data["reason"])
+                                 places=places, withhold=data["withhold"], note=data["note"], reason=data["reason"])
         return Response(MappingSerializer(_row(mapping)).data)
 
     @extend_schema(request=None, responses={204: None, 409: ErrorSerializer}, parameters=[

@@ -70,6 +70,7 @@ urlpatterns = [
     path("jobs/preview/", jobs.JobPreview.as_view(), name="api-jobs-preview"),
     path("jobs/<int:job_id>/", jobs.JobDetail.as_view(), name="api-job"),
     path("jobs/<int:job_id>/cancel/", jobs.JobCancel.as_view(), name="api-job-cancel"),
+    path("jobs/<int:job_id>/export/", exports.JobExport.as_view(), name="api-job-export"),
     path("jobs/<int:job_id>/pause/", jobs.JobPause.as_view(), name="api-job-pause"),
     path("jobs/<int:job_id>/resume/", jobs.JobResume.as_view(), name="api-job-resume"),
     path("jobs/<int:job_id>/approve/", approvals.JobApprove.as_view(), name="api-job-approve"),

@@ -64,6 +64,7 @@ class RoleScope(LimitRow):
             ("manage_users", "Grant roles and scopes"),
             ("manage_redaction", "Change the redaction rules"),
             ("export_letters", "Export letters, as the exporter may see them"),
+            ("withhold_export_letters", "Export withheld from them (by a role mapping), whatever their role"),
         ]
 
     def __str__(self) -> str:

@@ -22,6 +22,8 @@ class ClaimMapping(models.Model):
     group = models.CharField(max_length=255, unique=True,
                              help_text="The claim's value, exactly as the provider sends it")
     role = models.CharField(max_length=20, choices=ROLE_CHOICES)
+    #: Rights of the role it withholds (console.access.roles.WITHHOLDABLE: "export_letters").
+    withhold = models.JSONField(default=list, blank=True)
     note = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.db.models import GenericIPAddressField, JSONField
+from django.db.models import F, Func, GenericIPAddressField, JSONField, QuerySet
 from django.utils import timezone
 
 from console.access.actors import Actor
@@ -219,3 +219,10 @@ def verify_chain(batch_size: int = 5000) -> ChainReport:
             prev = event.hash
             checked += 1
             last_id = event.id
+
+
+def letters_of(job: Job) -> QuerySet[DeadLetter]:
+    """The letters a job acted on: those its audit rows name (one query, in the database)."""
+    named = (AuditEvent.objects.filter(job_id=job.pk).annotate(letter=Func(F("letter_ids"), function="unnest"))
+             .values("letter"))
+    return DeadLetter.objects.filter(id__in=named)

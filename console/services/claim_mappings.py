@@ -17,7 +17,7 @@ from django.db import transaction
 
 from console.access.actors import Actor
 from console.access.claims import from_file
-from console.access.roles import ROLES
+from console.access.roles import ROLES, WITHHOLDABLE
 from console.access.scope import OutOfScope, Scope, scope_of
 from console.models import Broker, ClaimMapping, ClaimMappingLimit, DeadPlace
 from console.refusals import Conflict, Refusal
@@ -37,20 +37,25 @@ def visible_mappings(reader: Actor) -> list[ClaimMapping]:
 
 
 def do_set_mapping(*, actor: Actor, group: str, role: str, brokers: Iterable[Broker] = (),
-                   places: Iterable[DeadPlace] = (), note: str = "", reason: str = "") -> ClaimMapping:
-    """Make ``group`` give ``role``, limited to exactly these brokers and places (none: unlimited);
-    the mapping of that group is made or replaced. Audited with what it gave before."""
+                   places: Iterable[DeadPlace] = (), withhold: Iterable[str] = (), note: str = "",
+                   reason: str = "") -> ClaimMapping:
+    """Make ``group`` give ``role``, limited to exactly these brokers and places (none: unlimited)
+    and without the rights ``withhold`` names (console.access.roles.WITHHOLDABLE); the mapping of
+    that group is made or replaced. Audited with what it gave before."""
     group, brokers, places = group.strip(), list(brokers), list(places)
     if not group or len(group) > 255:
         raise MappingRefused("a mapping needs the group's value (at most 255 characters)")
     if role not in ROLES:
         raise MappingRefused(f"no role {role!r}; roles: {', '.join(ROLES)}")
+    withhold = sorted(set(withhold))
+    if set(withhold) - set(WITHHOLDABLE):
+        raise MappingRefused(f"only these rights can be withheld: {', '.join(WITHHOLDABLE)}")
     existing = ClaimMapping.objects.filter(group=group).prefetch_related("limits").first()
     _guard(actor, group, existing, brokers, places)
     with transaction.atomic():
         before = _described(existing)
         mapping = existing or ClaimMapping(group=group)
-        mapping.role, mapping.note = role, note.strip()[:500]
+        mapping.role, mapping.note, mapping.withhold = role, note.strip()[:500], withhold
         mapping.save()
         mapping.limits.all().delete()
         for broker in brokers:
@@ -111,4 +116,5 @@ def _within(mine: Scope, limits: list[ClaimMappingLimit]) -> bool:
 def _described(mapping: ClaimMapping | None) -> dict[str, object] | None:
     if mapping is None or mapping.pk is None:
         return None
-    return {"role": mapping.role, "limits": [limit.label for limit in mapping.limits.all().order_by("id")]}
+    return {"role": mapping.role, "limits": [limit.label for limit in mapping.limits.all().order_by("id")],
+            "withhold": list(mapping.withhold)}

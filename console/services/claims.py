@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from console.access.actors import Actor
 from console.access.claims import Decision, decide, groups_in
-from console.access.roles import limits_of, role_of, set_role
+from console.access.roles import limits_of, role_of, set_role, set_withheld, withheld_from
 from console.access.scope import scope_of
 from console.models import ExternalIdentity, RoleScope
 from console.refusals import Forbidden
@@ -86,13 +86,17 @@ def _apply(user: User, identity: ExternalIdentity, decision: Decision, *, issuer
     wanted = [(limit.broker_id, limit.place_id, limit.named if not (limit.broker_id or limit.place_id) else "")
               for limit in decision.limits] if decision.role else []
     before_role = role_of(user)
+    withheld = list(decision.withheld) if decision.role else []
+    before_withheld = withheld_from(user)
     same = (before_role == decision.role and sorted(rows, key=str) == sorted(wanted, key=str)
+            and before_withheld == withheld
             and identity.role == decision.role and identity.groups == list(decision.groups)
             and identity.mappings == list(decision.mappings))
     if same:
         return False
     before_limits = limits_of(user)
     set_role(user, decision.role)
+    set_withheld(user, withheld)
     RoleScope.objects.filter(user=user).delete()
     RoleScope.objects.bulk_create(RoleScope(user=user, broker_id=broker_id, place_id=place_id, named=limit.named)
                                   for (broker_id, place_id, _), limit in zip(wanted, decision.limits, strict=False))
@@ -103,8 +107,9 @@ def _apply(user: User, identity: ExternalIdentity, decision: Decision, *, issuer
     audit.record("access.from_claims", actor=provider_actor(issuer), target=user.get_username(),
                  outcome=decision.role or "no role",
                  details={"provider": issuer, "subject": subject, "via": via, "groups": list(decision.groups),
-                          "mappings": list(decision.mappings), "before": {"role": before_role, "limits": before_limits},
-                          "after": {"role": decision.role, "limits": limits_of(user)}})
+                          "mappings": list(decision.mappings),
+                          "before": {"role": before_role, "limits": before_limits, "withheld": before_withheld},
+                          "after": {"role": decision.role, "limits": limits_of(user), "withheld": withheld}})
     return True
 
 

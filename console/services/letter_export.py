@@ -55,27 +55,28 @@ class Export:
     gzipped: bool
 
 
-def described(reader: Actor, params: Mapping[str, Any], *, format_name: str, what: str = "letters") -> dict[str, Any]:
+def described(reader: Actor, params: Mapping[str, Any], *, format_name: str, what: str = "letters",
+              among: QuerySet[DeadLetter] | None = None) -> dict[str, Any]:
     """What an export of the letters ``reader`` may see matching ``params`` would say of itself
     (its meta): the format, the selection, the filter as read, the reader, the time, how many
     letters (None when a masked reader's content filter leaves it to be confirmed as they are
-    read), and whether they come masked."""
+    read), and whether they come masked. ``among``: only these letters (a job's)."""
     if format_name not in KINDS:
         raise ExportError(f"unknown format {format_name!r}; formats: {', '.join(KINDS)}")
     asked = {key: value for key, value in clean_filter(dict(params)).items() if value not in ("", None)}
-    first = visible_matches(reader, dict(params), visible(reader, DeadLetter.objects.all()))
+    first = visible_matches(reader, dict(params), _among(reader, among))
     return {"console": "Dead Letter Office", "format": format_name, "selection": what, "filter": _plain(asked),
             "reader": audit.actor_name(reader), "at": timezone.now().isoformat(),
             "count": first.letters.count() if first.complete else None, "masked": for_user(reader) is not None}
 
 
 def export_letters(reader: Actor, params: Mapping[str, Any], *, format_name: str, gzipped: bool = False,
-                   what: str = "letters") -> Export:
+                   what: str = "letters", among: QuerySet[DeadLetter] | None = None) -> Export:
     """The letters ``reader`` may see matching the letter filters ``params``, as a file of
     ``format_name`` (gzip-compressed when ``gzipped``); ``what`` names the selection in the
     file's name and the audit (a failure group). Its start is audited now, its end when the
     stream ends."""
-    meta = described(reader, params, format_name=format_name, what=what)
+    meta = described(reader, params, format_name=format_name, what=what, among=among)
     kind = KINDS.get(format_name)
     with transaction.atomic():
         audit.record("letters.export", actor=reader, target=f"{what} as {kind.label}", outcome="started",
@@ -83,7 +84,7 @@ def export_letters(reader: Actor, params: Mapping[str, Any], *, format_name: str
                      details={"format": format_name, "filter": meta["filter"], "count": meta["count"],
                               "gzip": gzipped})
     tally = _Tally()
-    chunks = _sent(kind.write(_records(reader, params, tally), meta), reader, meta, kind, gzipped, tally)
+    chunks = _sent(kind.write(_records(reader, params, tally, among), meta), reader, meta, kind, gzipped, tally)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     name = f"{_slug(what)}-{stamp}.{kind.extension}" + (".gz" if gzipped else "")
     return Export(name, kind.content_type, meta, chunks, gzipped)
@@ -127,9 +128,10 @@ def _sent(pieces: Iterator[bytes], reader: Actor, meta: dict[str, Any], kind: Ex
                                   **({"error": error} if error else {})})
 
 
-def _records(reader: Actor, params: Mapping[str, Any], tally: _Tally) -> Iterator[Record]:
+def _records(reader: Actor, params: Mapping[str, Any], tally: _Tally,
+             among: QuerySet[DeadLetter] | None) -> Iterator[Record]:
     redactor = for_user(reader)
-    for page in _pages(reader, params):
+    for page in _pages(reader, params, among):
         with schemas.one_look():  # the body schemas' key read once a page, not once a letter
             records = [record_of(letter, ShownContent(reader, letter), redactor) for letter in page]
         for record in records:
@@ -137,12 +139,16 @@ def _records(reader: Actor, params: Mapping[str, Any], tally: _Tally) -> Iterato
             tally.letters += 1
 
 
-def _pages(reader: Actor, params: Mapping[str, Any]) -> Iterator[list[DeadLetter]]:
+def _among(reader: Actor, among: QuerySet[DeadLetter] | None) -> QuerySet[DeadLetter]:
+    return visible(reader, DeadLetter.objects.all() if among is None else among)
+
+
+def _pages(reader: Actor, params: Mapping[str, Any], among: QuerySet[DeadLetter] | None) -> Iterator[list[DeadLetter]]:
     """The letters ``reader`` may see matching ``params``, in id order, a keyset page at a time
     (a masked reader's content filters confirmed on what they see, as the lists do)."""
     after = 0
     while True:
-        matches = visible_matches(reader, dict(params), visible(reader, DeadLetter.objects.all()), after=after or None)
+        matches = visible_matches(reader, dict(params), _among(reader, among), after=after or None)
         page = _page(matches.letters, after)
         if page:
             yield page

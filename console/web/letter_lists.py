@@ -99,10 +99,11 @@ def listing(reader: Actor, params: dict[str, Any], after: str | None,
                    exports=export_links(params) if queryset is None else [])  # a filter alone says which
 
 
-def export_links(params: dict[str, Any]) -> list[tuple[str, str]]:
-    """The export of the letters matching ``params`` in each format (console.exports), as links."""
+def export_links(params: dict[str, Any], url: str = "") -> list[tuple[str, str]]:
+    """The export of the letters matching ``params`` in each format (console.exports), as links
+    (to ``url``: the letters' export unless a job's or a group's)."""
     query = urlencode({key: _text(value) for key, value in params.items() if value not in ("", None)}, doseq=True)
-    url = reverse("api-letters-export")
+    url = url or reverse("api-letters-export")
     return [(KINDS.get(name).label, f"{url}?format={name}" + (f"&{query}" if query else "")) for name in KINDS]
 
 

@@ -87,7 +87,7 @@ def test_a_mapping_from_the_environment_is_shown_and_not_changed(places_a_and_b,
     assert "DLO_OIDC_ROLE_MAPPING" in page and "mem:nowhere.dlq (not found: allows nothing)" in page
     assert admin.get("/api/claim-mappings/").json() == [
         {"group": "ops", "role": "viewer", "note": "", "defined_in": "file",
-         "limits": ["mem:nowhere.dlq (not found: allows nothing)"]}]
+         "limits": ["mem:nowhere.dlq (not found: allows nothing)"], "withhold": []}]
     assert post_api(admin, {"group": "x", "role": "admin"}).status_code == 409
     assert not ClaimMapping.objects.exists()
 

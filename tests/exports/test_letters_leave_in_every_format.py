@@ -123,3 +123,14 @@ def test_an_unknown_format_or_filter_is_refused(letters, api):
     assert api.get("/api/letters/export/", {"format": "csv", "place": "x"}).status_code == 400
     assert api.get("/api/letters/export/", {"format": "csv", "compress": "zip"}).status_code == 400
     assert not AuditEvent.objects.filter(action__startswith="letters.export").exists()
+
+
+def test_a_jobs_letters_are_exported_from_the_job(letters, api, operator):
+    from console.jobs.door.requests import request_job
+    from console.jobs.door.runner import run_job
+
+    job = request_job("mark_failed", actor=operator, reason="won't fix", ids=[letters[0].pk, letters[3].pk])
+    assert run_job(job.pk) == "succeeded"
+    found = records("csv", downloaded(api.get(f"/api/jobs/{job.pk}/export/", {"format": "csv"})))
+    assert sorted(int(row["id"]) for row in found) == [letters[0].pk, letters[3].pk]
+    assert {row["state"] for row in found} == {"failed"}

@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 
 from console.access.claims import from_file, mapping_rules
-from console.access.roles import ROLES
+from console.access.roles import ROLES, WITHHOLDABLE
 from console.access.scope import visible
 from console.models import Broker, DeadPlace
 from console.services.claim_mappings import do_delete_mapping, do_set_mapping, visible_mappings
@@ -22,6 +22,9 @@ class MappingForm(forms.Form):
     role = forms.ChoiceField(choices=[(role, role) for role in ROLES])
     brokers = forms.ModelMultipleChoiceField(queryset=Broker.objects.none(), required=False)
     places = forms.ModelMultipleChoiceField(queryset=DeadPlace.objects.none(), required=False)
+    withhold = forms.MultipleChoiceField(choices=[(right, right) for right in WITHHOLDABLE], required=False,
+                                         widget=forms.CheckboxSelectMultiple, label="Withhold",
+                                         help_text="Rights of the role they do not get (export_letters: exports)")
     note = forms.CharField(max_length=500, required=False)
     reason = forms.CharField(max_length=500, required=False)
 
@@ -48,7 +51,8 @@ def claim_mappings(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         mapping = do_set_mapping(actor=request.user, group=data["group"], role=data["role"], brokers=data["brokers"],
-                                 places=data["places"], note=data["note"], reason=data["reason"])
+                                 places=data["places"], withhold=data["withhold"], note=data["note"],
+                                 reason=data["reason"])
         messages.success(request, f"The group {mapping.group} now gives {mapping.role}.")
         return redirect("claim-mappings")
     status = 400 if form.is_bound and form.errors else 200

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
@@ -19,6 +20,7 @@ from console.jobs.kinds.base import SELECTION
 from console.models import AuditEvent, Broker, DeadLetter, DeadPlace, Job, LetterState
 from console.services.selection import arrived_since
 from console.web.job_actions import act_on_job
+from console.web.letter_lists import export_links
 from console.web.paging import NEWEST, page_sorted
 from console.web.views.approvals import approval_context
 
@@ -72,7 +74,8 @@ def job_detail(request, job_id: int):
     failed = failed_letters(request.user, job) if job.is_finished and not request.htmx else {}
     mask_jobs(request.user, [job])
     context: dict[str, Any] = {"job": job, "job_kind": kind(job.kind), "controls": controls(job),
-                               "named_filter": named_filter((job.selection or {}).get("filter") or {}), **failed}
+                               "named_filter": named_filter((job.selection or {}).get("filter") or {}), **failed,
+                               "exports": export_links({}, reverse("api-job-export", args=[job.pk]))}
     if request.htmx:
         # Swap the buttons only when they change, so keyboard focus on one is not lost each second.
         context["controls_changed"] = request.GET.get("shown", "") != ",".join(context["controls"])
