@@ -17,7 +17,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import InvalidOperation
@@ -68,10 +68,11 @@ class _BadLine(Exception):
     pass
 
 
-def do_import(lines: Iterable[bytes], *, actor: Actor, broker: Broker, place_name: str, reason: str,
+def do_import(source: Any, *, actor: Actor, broker: Broker, place_name: str, reason: str,
               file_name: str = "") -> Imported:
-    """Import an export's lines (bytes, each ending with a newline or not) into the imported
-    place ``place_name`` of ``broker`` (made when new). Only an admin of every place imports (a
+    """Import an export (``source``: a binary file-like object with ``readline``, a request's
+    body or an upload, or an iterable of lines) into the imported place ``place_name`` of
+    ``broker`` (made when new). Only an admin of every place imports (a
     new place is outside any limit)."""
     if not scope_of(actor).unlimited:
         raise Forbidden("an import makes a place of its own: only an admin of every place imports")
@@ -79,7 +80,7 @@ def do_import(lines: Iterable[bytes], *, actor: Actor, broker: Broker, place_nam
     if not place_name or len(place_name) > 500 or unstorable_text(place_name):
         raise ImportRefused("an import needs the name of its place (at most 500 characters)")
     digest = hashlib.sha256()
-    numbered = _numbered(lines, digest)
+    numbered = _numbered(source, digest)
     meta = _meta(next(numbered, None))
     place = _place(broker, place_name, actor)
     result = Imported(place=place, exported_by=str(meta.get("reader", ""))[:150])
@@ -109,12 +110,30 @@ def do_import(lines: Iterable[bytes], *, actor: Actor, broker: Broker, place_nam
     return result
 
 
-def _numbered(lines: Iterable[bytes], digest: Any) -> Iterator[tuple[int, bytes]]:
-    """The file's non-empty lines with their numbers (from 1), hashing every byte read."""
-    for number, line in enumerate(lines, start=1):
+def _numbered(source: Any, digest: Any) -> Iterator[tuple[int, bytes]]:
+    """The file's non-empty lines with their numbers (from 1), hashing every byte read. A line
+    longer than MAX_LINE is never held whole: it is read in pieces and comes as its first
+    MAX_LINE + 1 bytes (which the line's check refuses)."""
+    number = 0
+    for line in _lines(source):
+        number += 1
         digest.update(line)
+        if len(line) > MAX_LINE and not line.endswith(b"\n") and hasattr(source, "readline"):
+            for rest in _lines(source):  # the rest of the long line, hashed and let go
+                digest.update(rest)
+                if len(rest) <= MAX_LINE or rest.endswith(b"\n"):
+                    break
         if line.strip():
             yield number, line
+
+
+def _lines(source: Any) -> Iterator[bytes]:
+    """Lines of at most MAX_LINE + 1 bytes each from a file-like object, or an iterable's lines."""
+    if not hasattr(source, "readline"):
+        yield from source
+        return
+    while line := source.readline(MAX_LINE + 1):
+        yield line
 
 
 def _meta(first: tuple[int, bytes] | None) -> dict[str, Any]:

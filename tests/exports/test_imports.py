@@ -121,3 +121,16 @@ def test_an_admin_imports_from_the_page(exported, memory_broker, signed_in):
     assert answer.status_code == 200 and "<strong>2</strong> letters imported" in page
     assert "line 4: not a letter" in page
     assert json.loads(exported.splitlines()[0])["export"]["reader"] in page
+
+
+def test_a_line_too_long_is_refused_without_being_held(exported, memory_broker, admin, monkeypatch):
+    from console.services import letter_import
+
+    _, broker = memory_broker
+    meta, first, second = exported.splitlines()
+    monkeypatch.setattr(letter_import, "MAX_LINE", max(len(first), len(second)) + 10)
+    data = b"\n".join([meta, first, b'{"body": "' + b"x" * (3 * letter_import.MAX_LINE) + b'"}', second]) + b"\n"
+    result = _import(_client(admin), broker, data).json()
+    assert (result["imported"], result["bad_lines"]) == (2, 1)
+    assert result["refused"][0]["line"] == 3 and "longer than" in result["refused"][0]["error"]
+    assert result["sha256"] == hashlib.sha256(data).hexdigest()
