@@ -5,6 +5,9 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 source_ip: ContextVar[str | None] = ContextVar("source_ip", default=None)
+#: The way in, when it is not a person's page or a script's API call: ``mcp:<tool>`` for an
+#: agent's call (console.agents.api), written into the audit row's details as ``via``.
+via: ContextVar[str | None] = ContextVar("via", default=None)
 
 
 class SourceIpMiddleware:

@@ -14,7 +14,7 @@ from django.db.models import F, Func, GenericIPAddressField, JSONField, QuerySet
 from django.utils import timezone
 
 from console.access.actors import Actor
-from console.context import source_ip
+from console.context import source_ip, via
 from console.models import AuditEvent, AuditEventPlace, Broker, DeadLetter, DeadPlace, Job
 from console.services.copy_insert import copy_insert
 from console.services.selection import SelectionError, resolve
@@ -86,7 +86,7 @@ def record_many(events: Iterable[Event]) -> list[AuditEvent]:
         last = cursor.fetchone()
     prev = last[0] if last else GENESIS
     at = timezone.now()
-    ip = source_ip.get()
+    ip, way_in = source_ip.get(), via.get()
     made: list[tuple[AuditEvent, list[tuple[int, int | None]]]] = []
     for wanted_event in wanted:
         ids = sorted(wanted_event.letter_ids)
@@ -105,7 +105,7 @@ def record_many(events: Iterable[Event]) -> list[AuditEvent]:
             letter_ids=ids,
             count=len(ids) if wanted_event.count is None else wanted_event.count,
             outcome=wanted_event.outcome,
-            details=wanted_event.details or {},
+            details={**(wanted_event.details or {}), "via": way_in} if way_in else (wanted_event.details or {}),
             source_ip=ip,
             prev_hash=prev,
         )
