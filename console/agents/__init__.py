@@ -25,6 +25,10 @@ TOOLS: Kinds[AgentTool] = Kinds("MCP tool", {
     "dry_run_rule": "console.agents.tools.rules.DryRunRule",
     "list_jobs": "console.agents.tools.jobs.ListJobs",
     "get_job": "console.agents.tools.jobs.GetJob",
+    "replay_letters": "console.agents.tools.acting.ReplayLetters",
+    "move_letters": "console.agents.tools.acting.MoveLetters",
+    "mark_letters_failed": "console.agents.tools.acting.MarkLettersFailed",
+    "purge_letters": "console.agents.tools.acting.PurgeLetters",
 }, make=instance)
 
 

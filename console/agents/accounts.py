@@ -11,9 +11,31 @@ from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
+from console.models import AgentGrant
+
 
 def account_of(authorization: str) -> Any:
     """The user the API would answer ``authorization`` as, or None."""
+    found = _authenticated(authorization)
+    return None if found is None else found[0]
+
+
+def may_act(authorization: str) -> bool:
+    """Whether the credentials carry the ``mcp:act`` scope: a DRF token made with it (the tokens
+    page, console.models.AgentGrant), or the identity provider's token whose ``scope`` claim
+    names it."""
+    found = _authenticated(authorization)
+    if found is None:
+        return False
+    _, auth = found
+    scopes = getattr(auth, "scopes", None)  # the provider's token (console.api.authentication.ProviderToken)
+    if scopes is not None:
+        return "mcp:act" in scopes
+    key = getattr(auth, "key", None)
+    return bool(key) and AgentGrant.objects.filter(token_id=key, act=True).exists()
+
+
+def _authenticated(authorization: str) -> tuple[Any, Any] | None:
     http = HttpRequest()
     http.META["HTTP_AUTHORIZATION"] = authorization
     request = Request(http)
@@ -24,5 +46,5 @@ def account_of(authorization: str) -> Any:
         except APIException:
             return None
         if found is not None:
-            return found[0]
+            return found
     return None

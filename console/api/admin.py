@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.access.roles import ROLES, role_of
 from console.api.errors import ErrorSerializer
-from console.models import Broker, DeadPlace, RedactionRule
+from console.models import AgentGrant, Broker, DeadPlace, RedactionRule
 from console.services.claims import sources_seen_by
 from console.services.parsing import ApiIntegerField
 from console.services.redaction import do_delete_redaction_rule, do_set_redaction_rule
@@ -120,6 +120,7 @@ class TokenSerializer(MaskedSerializer):
     id = serializers.CharField(source="key_starts", help_text="The key's first four characters (never the key)")
     user = serializers.CharField(source="user.username")
     created = serializers.DateTimeField()
+    mcp_act = serializers.BooleanField(help_text="An agent holding it may act through the MCP server")
 
 
 class NewTokenSerializer(MaskedSerializer):
@@ -129,6 +130,11 @@ class NewTokenSerializer(MaskedSerializer):
     user = serializers.CharField(source="user.username")
 
 
+class TokenCreateSerializer(serializers.Serializer):
+    mcp_act = serializers.BooleanField(required=False, default=False,
+                                       help_text="An agent holding it may act through the MCP server (mcp:act)")
+
+
 class TokenList(APIView):
     """Your token (an admin: everyone's), by the first four characters of its key; POST makes
     you a new one (replacing yours), whose key is shown once; DELETE revokes one."""
@@ -136,13 +142,18 @@ class TokenList(APIView):
     @extend_schema(responses=TokenSerializer(many=True))
     def get(self, request):
         tokens = list(visible_tokens(request.user))
+        acting = set(AgentGrant.objects.filter(act=True, token__in=tokens).values_list("token_id", flat=True))
         for token in tokens:
             token.key_starts = token.key[:4]
+            token.mcp_act = token.key in acting
         return Response(TokenSerializer(tokens, many=True).data)
 
-    @extend_schema(request=None, responses={201: NewTokenSerializer})
+    @extend_schema(request=TokenCreateSerializer, responses={201: NewTokenSerializer})
     def post(self, request):
-        return Response(NewTokenSerializer(do_create_token(actor=request.user)).data, status=status.HTTP_201_CREATED)
+        given = TokenCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        token = do_create_token(actor=request.user, mcp_act=given.validated_data["mcp_act"])
+        return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={204: None, 400: ErrorSerializer}, parameters=[
         OpenApiParameter("key_starts", OpenApiTypes.STR, required=True, description="The key's first characters"),

@@ -67,6 +67,8 @@ class ProviderToken:
     subject: str
     groups: tuple[str, ...]
     role: str
+    #: The token's OAuth scopes (its ``scope`` claim): ``mcp:act`` lets an agent act through MCP.
+    scopes: tuple[str, ...] = ()
 
 
 class ProviderTokenAuthentication(BaseAuthentication):
@@ -102,7 +104,9 @@ class ProviderTokenAuthentication(BaseAuthentication):
         if access.user is None:
             record_refused_token(issuer=issuer, reason="its groups give no role", subject=claims["sub"])
             raise NoRoleFromClaims()
-        return access.user, ProviderToken(issuer, claims["sub"], tuple(access.groups), access.role)
+        scope = claims.get("scope")
+        scopes = tuple(scope.split()) if isinstance(scope, str) else ()
+        return access.user, ProviderToken(issuer, claims["sub"], tuple(access.groups), access.role, scopes)
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'

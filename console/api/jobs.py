@@ -124,6 +124,8 @@ class JobCreateSerializer(SelectionSerializer):
 
     reason = serializers.CharField(help_text="Why (audited)")
     ticket = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
+    selection = serializers.JSONField(required=False, help_text="A frozen selection, as /api/jobs/preview/ "
+                                                                "answered it: exactly the letters previewed")
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -167,7 +169,7 @@ class JobList(generics.ListAPIView):
         data = given.validated_data
         job = request_job(
             data["action"], actor=request.user, reason=data["reason"], ticket=data["ticket"],
-            ids=data.get("letters"), filter=data.get("filter"),
+            ids=data.get("letters"), filter=data.get("filter"), selection=data.get("selection"),
             **{ask.name: data.get(ask.name) for ask in selection_asks()},
         )
         return Response(JobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)

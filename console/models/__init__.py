@@ -1,7 +1,7 @@
 """The domain: brokers, dead places, dead letters, jobs and the audit chain."""
 
 from console.models import lookups  # noqa: F401  (registers __any)
-from console.models.access import RoleScope
+from console.models.access import AgentGrant, RoleScope
 from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
 from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.body_schema import BodyMapping, BodySchema
@@ -34,6 +34,7 @@ __all__ = [
     "Job",
     "LakeWatermark", "LetterDocument", "LetterFlight", "LetterHandling", "LetterSearch", "LetterState", "Origin",
     "OutcomeStat",
-    "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "Rule", "RuleInbox", "RuleVersion",
+    "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "AgentGrant", "Rule", "RuleInbox",
+    "RuleVersion",
     "Subscription",
 ]

@@ -69,3 +69,13 @@ class RoleScope(LimitRow):
 
     def __str__(self) -> str:
         return f"{self.user} limited to {self.label}"
+
+
+class AgentGrant(models.Model):
+    """What an API token lets an agent do through the MCP server (console.agents) beyond reading:
+    ``act`` (the ``mcp:act`` scope) lets its acting tools ask for jobs. Set when the token is
+    made, audited with it; a token without one may only read through MCP."""
+
+    token = models.OneToOneField("authtoken.Token", primary_key=True, on_delete=models.CASCADE,
+                                 related_name="agent_grant")
+    act = models.BooleanField(default=False)

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from rest_framework.authtoken.models import Token
 
+from console.models import AgentGrant
 from console.refusals import Refusal
 from console.services import audit
 
@@ -35,12 +36,16 @@ def visible_tokens(user: User) -> QuerySet[Token]:
 
 
 @transaction.atomic
-def do_create_token(*, actor: User) -> Token:
-    """A new token for ``actor`` (replacing theirs, if any). Its key is shown to them once."""
+def do_create_token(*, actor: User, mcp_act: bool = False) -> Token:
+    """A new token for ``actor`` (replacing theirs, if any). Its key is shown to them once.
+    ``mcp_act``: an agent holding it may act through the MCP server's acting tools (the
+    ``mcp:act`` scope), not only read."""
     replaced = Token.objects.filter(user=actor).delete()[0] > 0
     token = Token.objects.create(user=actor)
+    if mcp_act:
+        AgentGrant.objects.create(token=token, act=True)
     audit.record("token.created", actor=actor, details={"user": actor.get_username(), "replaced": replaced,
-                                                        "key_starts": token.key[:4]})
+                                                        "key_starts": token.key[:4], "mcp_act": mcp_act})
     return token
 
 

@@ -58,8 +58,14 @@ def test_tokens_through_the_api(operator):
     assert made.status_code == 201
     key = made.json()["key"]
     listed = api.get("/api/tokens/").json()
-    assert listed == [{"id": key[:4], "user": "olga", "created": listed[0]["created"]}] and key not in str(listed)
+    assert listed == [{"id": key[:4], "user": "olga", "created": listed[0]["created"], "mcp_act": False}]
+    assert key not in str(listed)
     assert APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/letters/").status_code == 200
     assert api.delete(f"/api/tokens/?key_starts={key[:4]}&reason=rotated").status_code == 204
     assert APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/letters/").status_code in (401, 403)
     assert [e.action for e in AuditEvent.objects.order_by("id")] == ["token.created", "token.revoked"]
+
+    # A token agents may act with (MCP's mcp:act), said so when it is made and audited.
+    acting = api.post("/api/tokens/", {"mcp_act": True}, format="json")
+    assert acting.status_code == 201 and api.get("/api/tokens/").json()[0]["mcp_act"] is True
+    assert AuditEvent.objects.filter(action="token.created").order_by("-id")[0].details["mcp_act"] is True

@@ -23,7 +23,7 @@ def token_list(request):
 @require_POST
 def token_create(request):
     """Make a token and show its key in this one answer; it is never shown again."""
-    token = do_create_token(actor=request.user)
+    token = do_create_token(actor=request.user, mcp_act=request.POST.get("mcp_act") == "1")
     response = render(request, "web/tokens.html", {
         "tokens": visible_tokens(request.user), "all_users": may_manage_all(request.user), "new_key": token.key,
     })

@@ -1,0 +1,99 @@
+"""The acting tools: replay, move, mark failed and purge letters, each through the console's one
+door for jobs (``POST /api/jobs/``) in two calls. The first (no ``preview_token``) answers the
+job's preview (``POST /api/jobs/preview/``: how many letters, from which origins, a sample, or
+the refusal) and a preview token; only a second call with that token and a reason asks for the
+job, on exactly the letters previewed. Approvals apply as for people (a purge waits for a
+second person). A token without the ``mcp:act`` scope is refused by every acting tool."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from console.agents import previews
+from console.agents.accounts import may_act
+from console.agents.api import Api, ApiRefused
+from console.agents.base import AgentTool
+
+Letters = Annotated[list[int] | None, Field(description="The letters' ids (or give a filter)")]
+Filter = Annotated[dict[str, str] | None, Field(description="A letter filter, as search_letters takes it "
+                                                            "(place, origin, exception, fingerprint...)")]
+Token = Annotated[str, Field(description="The preview_token the first call answered: give it to act")]
+Reason = Annotated[str, Field(description="Why, in the words of the person you act for (audited)")]
+
+NOT_ALLOWED = ("this token may not act through MCP (it lacks the mcp:act scope): read and propose; a person "
+               "acts, or makes a token with 'Agents may act' on the tokens page")
+
+
+class JobTool(AgentTool):
+    acts = True
+    #: The job kind it asks for (console.jobs.kinds).
+    action: ClassVar[str] = ""
+
+    def two_steps(self, api: Api, letters: list[int] | None, filter: dict[str, str] | None,
+                  preview_token: str, reason: str, asks: dict[str, Any]) -> dict[str, Any]:
+        if not may_act(api.authorization):
+            raise ApiRefused(403, NOT_ALLOWED)
+        name = self.action
+        if not preview_token:
+            if (letters is None) == (filter is None):
+                raise ApiRefused(400, "give letters (ids) or a filter, not both")
+            chosen = {"letters": letters} if letters is not None else {"filter": filter}
+            preview = api.post("/api/jobs/preview/", chosen)
+            return {"preview": {key: preview[key] for key in ("count", "by_origin", "sample", "arrived_since")
+                                if key in preview},
+                    "preview_token": previews.made(name, api.authorization, preview, asks),
+                    "to_act": f"Nothing is done yet. To {name.replace('_', ' ')} these {preview['count']} letters, "
+                              "call again with this preview_token and a reason (a person's).",
+                    "expires_in_seconds": previews.PREVIEW_SECONDS}
+        if not reason.strip():
+            raise ApiRefused(400, "a reason is needed to act (it is audited)")
+        try:
+            found = previews.read(preview_token, name, api.authorization)
+        except previews.PreviewRefused as exc:
+            raise ApiRefused(400, str(exc)) from None
+        job = api.post("/api/jobs/", {"action": name, "selection": found["selection"], "reason": reason,
+                                      **found["asks"]})
+        return {"job": job, "note": "A job waiting for approval acts once a second person approves it."}
+
+
+class ReplayLetters(JobTool):
+    action = "replay"
+    description = ("Replay letters to the subscription each died in. Two calls: first without preview_token "
+                   "(nothing happens; you get the preview and a token), then with the token and a reason.")
+
+    def run(self, api: Api, letters: Letters = None, filter: Filter = None, preview_token: Token = "",
+            reason: Reason = "") -> dict[str, Any]:
+        return self.two_steps(api, letters, filter, preview_token, reason, {})
+
+
+class MoveLetters(JobTool):
+    action = "move"
+    description = ("Move letters to another queue of their broker. Two calls: preview, then act with the "
+                   "preview_token and a reason.")
+
+    def run(self, api: Api, target: Annotated[str, Field(description="The queue to move them to")],
+            letters: Letters = None, filter: Filter = None, preview_token: Token = "",
+            reason: Reason = "") -> dict[str, Any]:
+        return self.two_steps(api, letters, filter, preview_token, reason, {"target": target})
+
+
+class MarkLettersFailed(JobTool):
+    action = "mark_failed"
+    description = ("Mark letters failed (kept, never replayed). Two calls: preview, then act with the "
+                   "preview_token and a reason.")
+
+    def run(self, api: Api, letters: Letters = None, filter: Filter = None, preview_token: Token = "",
+            reason: Reason = "") -> dict[str, Any]:
+        return self.two_steps(api, letters, filter, preview_token, reason, {})
+
+
+class PurgeLetters(JobTool):
+    action = "purge"
+    description = ("Purge letters (their bodies are erased; cannot be undone). Two calls: preview, then act with "
+                   "the preview_token and a reason; the job then waits for a second person's approval.")
+
+    def run(self, api: Api, letters: Letters = None, filter: Filter = None, preview_token: Token = "",
+            reason: Reason = "") -> dict[str, Any]:
+        return self.two_steps(api, letters, filter, preview_token, reason, {})
