@@ -18,6 +18,7 @@ from console.kinds import Kinds, instance
 #: tool name -> dotted path of its AgentTool class.
 TOOLS: Kinds[AgentTool] = Kinds("MCP tool", {
     "list_places": "console.agents.tools.places.ListPlaces",
+    "list_origins": "console.agents.tools.origins.ListOrigins",
     "search_letters": "console.agents.tools.letters.SearchLetters",
     "get_letter": "console.agents.tools.letters.GetLetter",
     "list_failure_groups": "console.agents.tools.groups.ListFailureGroups",
