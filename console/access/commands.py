@@ -31,6 +31,9 @@ COMMAND_PERMISSIONS: dict[str, str | None] = {
     # The keeper is a service, like the Celery worker: it acts as system:keeper on the places
     # people chose to keep (each choice audited with its person), never for whoever starts it.
     "keep": None,
+    # The MCP server acts as the account of the API token it is given, through the API (every
+    # call checked there), never as whoever starts it.
+    "mcp": None,
 }
 
 
