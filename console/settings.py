@@ -327,6 +327,9 @@ DLO_QUARANTINE_AFTER = env_int("DLO_QUARANTINE_AFTER", 2)
 DLO_BREAKER_SAME = env_int("DLO_BREAKER_SAME", 3)
 DLO_BREAKER_ANY = env_int("DLO_BREAKER_ANY", 10)
 DLO_BREAKER_RESET_SECONDS = env_int("DLO_BREAKER_RESET_SECONDS", 600)
+# An agent's MCP calls per minute, per token (console.agents.server): past it a call is refused
+# with the seconds to wait.
+DLO_MCP_CALLS_PER_MINUTE = env_int("DLO_MCP_CALLS_PER_MINUTE", 120)
 # The tracing UI a letter's trace id links to (console.tracing.links): a URL template with
 # {trace_id} (and {span_id} if the UI takes one); refused here, at start, when it is not one.
 DLO_TRACE_URL = trace_url_template(env_str("DLO_TRACE_URL") or "")

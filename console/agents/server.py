@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 import typing
-from collections import Counter
+from collections import Counter, deque
 from typing import Any
 
+from django.conf import settings
 from django.db import connections
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -25,11 +27,26 @@ INSTRUCTIONS = ("Dead Letter Office: the dead letters of several brokers, their 
 
 
 class Session:
-    """What one connection's agent asked: calls per tool (its audit row), refusals apart."""
+    """What one connection's agent asked: calls per tool (its audit row), refusals apart, and
+    the moments of its calls of the last minute (its rate limit, DLO_MCP_CALLS_PER_MINUTE)."""
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
         self.refused: Counter[str] = Counter()
+        self.recent: deque[float] = deque()
+
+    def admit(self, name: str) -> None:
+        """Count a call, or refuse it (ToolError, with the seconds to wait) past the rate."""
+        now = time.monotonic()
+        while self.recent and now - self.recent[0] >= 60:
+            self.recent.popleft()
+        if len(self.recent) >= settings.DLO_MCP_CALLS_PER_MINUTE:
+            self.refused[name] += 1
+            wait = 60 - (now - self.recent[0])
+            raise ToolError(f"too many calls: at most {settings.DLO_MCP_CALLS_PER_MINUTE} a minute for this "
+                            f"token; try again in {wait:.0f} s")
+        self.recent.append(now)
+        self.calls[name] += 1
 
 
 def build(api: Api, session: Session) -> MCPServer:
@@ -93,7 +110,7 @@ def _bound(name: str, tool: AgentTool, api: Api, session: Session) -> Any:
 def _call(session: Session, name: str, run: Any) -> Any:
     """A tool's call, counted; on the SDK's worker thread, whose database connection is closed
     after it (a pool of idle threads must not hold a connection each)."""
-    session.calls[name] += 1
+    session.admit(name)
     try:
         return run()
     except ApiRefused as exc:
