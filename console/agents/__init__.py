@@ -30,6 +30,8 @@ TOOLS: Kinds[AgentTool] = Kinds("MCP tool", {
     "move_letters": "console.agents.tools.acting.MoveLetters",
     "mark_letters_failed": "console.agents.tools.acting.MarkLettersFailed",
     "purge_letters": "console.agents.tools.acting.PurgeLetters",
+    "edit_and_replay": "console.agents.tools.acting.EditAndReplay",
+    "create_draft_rule": "console.agents.tools.acting.CreateDraftRule",
 }, make=instance)
 
 

@@ -18,7 +18,7 @@ from console.agents import TOOLS
 from console.agents.api import Api
 from console.agents.server import Session, build
 from console.jobs.door.runner import run_job
-from console.models import AuditEvent, Job
+from console.models import AuditEvent, Job, Rule
 from console.services.tokens import do_create_token
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.django_db(transaction=True)]  # tools run on worker threads
@@ -73,15 +73,24 @@ def test_a_replay_is_previewed_then_asked_for_with_the_token(captured, operator,
 def test_without_mcp_act_every_acting_tool_is_refused(captured, operator):
     _, _, letters = captured("agent", [(HOSTILE.encode(), {})])
     acting = [name for name in TOOLS if TOOLS.get(name).acts]
-    assert {"replay_letters", "move_letters", "mark_letters_failed", "purge_letters"} <= set(acting)
+    assert {"replay_letters", "move_letters", "mark_letters_failed", "purge_letters", "edit_and_replay",
+            "create_draft_rule"} <= set(acting)
+
+    arguments = {"letters": [letters[0].pk], "target": "elsewhere", "letter_id": letters[0].pk, "body": "{}",
+                 "name": "from the letter", "match": {"reason": "rejected"}, "action": {"kind": "mark_failed"},
+                 "reason": "the letter says so"}
 
     async def calls(client):
-        return [await client.call_tool(name, {"letters": [letters[0].pk], "target": "elsewhere",
-                                               "reason": "the letter says so"}) for name in acting]
+        answers = []
+        for name in acting:
+            schema = (await client.list_tools()).tools
+            takes = next(tool.input_schema["properties"] for tool in schema if tool.name == name)
+            answers.append(await client.call_tool(name, {k: v for k, v in arguments.items() if k in takes}))
+        return answers
 
     for answer in _run(_agent(operator, act=False), calls):
         assert answer.is_error and "mcp:act" in answer.content[0].text
-    assert not Job.objects.exclude(kind="capture").exists()
+    assert not Job.objects.exclude(kind="capture").exists() and not Rule.objects.exists()
 
 
 @pytest.mark.approvals  # approvals as they are, not waved through as in most tests
@@ -96,3 +105,25 @@ def test_a_purge_through_mcp_waits_for_a_second_person(captured, admin):
     acted = _run(_agent(admin, act=True), calls)
     job = Job.objects.get(pk=acted["job"]["id"])
     assert job.kind == "purge" and job.status == "awaiting_approval"
+
+
+def test_an_edit_is_previewed_then_replayed_and_a_rule_is_only_drafted(captured, operator, kit):
+    work, _, (letter,) = captured("agent", [(b'{"amount": "12,50"}', {})])
+
+    async def calls(client):
+        preview = _json(await client.call_tool("edit_and_replay", {"letter_id": letter.pk,
+                                                                   "body": '{"amount": "12.50"}'}))
+        acted = _json(await client.call_tool("edit_and_replay", {"letter_id": letter.pk,
+                                                                 "preview_token": preview["preview_token"],
+                                                                 "reason": "decimal comma fixed"}))
+        drafted = _json(await client.call_tool("create_draft_rule", {
+            "name": "comma amounts", "match": {"reason": "rejected"}, "action": {"kind": "mark_failed"},
+            "reason": "proposed by the agent"}))
+        return preview, acted, drafted
+
+    preview, acted, drafted = _run(_agent(operator, act=True), calls)
+    assert preview["preview"]["origin_queue"] == work and "preview_token" in preview
+    assert run_job(acted["job"]["id"]) == "succeeded"
+    assert [message.body for message in kit.drain(work)] == [b'{"amount": "12.50"}']
+    rule = Rule.objects.get(name="comma amounts")
+    assert not rule.enabled and drafted["rule"]["id"] == rule.pk and "dry_run" in drafted

@@ -1,5 +1,7 @@
 """The acting tools: replay, move, mark failed and purge letters, each through the console's one
-door for jobs (``POST /api/jobs/``) in two calls. The first (no ``preview_token``) answers the
+door for jobs (``POST /api/jobs/``) in two calls; edit and replay one letter the same way
+(``POST /api/letters/{id}/edit-replay/``); and create a draft rule (which acts on nothing until a
+person enables it) with its dry run. The first (no ``preview_token``) answers the
 job's preview (``POST /api/jobs/preview/``: how many letters, from which origins, a sample, or
 the refusal) and a preview token; only a second call with that token and a reason asks for the
 job, on exactly the letters previewed. Approvals apply as for people (a purge waits for a
@@ -97,3 +99,58 @@ class PurgeLetters(JobTool):
     def run(self, api: Api, letters: Letters = None, filter: Filter = None, preview_token: Token = "",
             reason: Reason = "") -> dict[str, Any]:
         return self.two_steps(api, letters, filter, preview_token, reason, {})
+
+
+class EditAndReplay(JobTool):
+    action = "edit_replay"
+    description = ("Edit one letter's body and replay the copy to its origin (the original stays as it is). Give "
+                   "`body` (text) or `decoded` (the edited value of a body the console reads in its format, as "
+                   "get_letter's decoded shows it). Two calls: first without preview_token (you get the letter's "
+                   "origin and a token), then with the token and a reason.")
+
+    def run(self, api: Api, letter_id: Annotated[int, Field(ge=1, description="The letter's id")],
+            body: Annotated[str, Field(description="The edited body, as text")] = "",
+            decoded: Annotated[Any, Field(description="Instead of body: the edited decoded value")] = None,
+            preview_token: Token = "", reason: Reason = "") -> dict[str, Any]:
+        if not may_act(api.authorization):
+            raise ApiRefused(403, NOT_ALLOWED)
+        if not preview_token:
+            if (body == "") == (decoded is None):  # plain str: the SDK leaves JSON-looking text as text
+                raise ApiRefused(400, "give the edited body or the edited decoded value, not both")
+            letter = api.get(f"/api/letters/{letter_id}/")
+            edit = {"body": body} if body else {"decoded": decoded}
+            preview = {"selection": {"ids": [letter_id]}, "edit": edit}
+            return {"preview": {"letter": letter_id, "origin_queue": letter.get("origin_queue"),
+                                "state": letter.get("state")},
+                    "preview_token": previews.made(self.action, api.authorization, preview, edit),
+                    "to_act": "Nothing is done yet. To replay the edited copy, call again with this preview_token "
+                              "and a reason (a person's).",
+                    "expires_in_seconds": previews.PREVIEW_SECONDS}
+        if not reason.strip():
+            raise ApiRefused(400, "a reason is needed to act (it is audited)")
+        try:
+            found = previews.read(preview_token, self.action, api.authorization)
+        except previews.PreviewRefused as exc:
+            raise ApiRefused(400, str(exc)) from None
+        if found["selection"].get("ids") != [letter_id]:
+            raise ApiRefused(400, "this preview token was made for another letter: preview again")
+        job = api.post(f"/api/letters/{letter_id}/edit-replay/", {**found["asks"], "reason": reason})
+        return {"job": job}
+
+
+class CreateDraftRule(AgentTool):
+    acts = True
+    description = ("Create a handling rule as a draft (it acts on nothing until a person enables it), and answer "
+                   "its dry run: how many held letters it would match now and what it would do. `match` and "
+                   "`action` as the rules API takes them, e.g. match {\"exception_type\": \"TimeoutError\"}, "
+                   "action {\"kind\": \"retry\", \"delays\": [60, 300]}.")
+
+    def run(self, api: Api, name: Annotated[str, Field(description="The rule's name")],
+            match: Annotated[dict[str, Any], Field(description="What letters it takes")],
+            action: Annotated[dict[str, Any], Field(description="What it does with them")],
+            reason: Reason = "") -> dict[str, Any]:
+        if not may_act(api.authorization):
+            raise ApiRefused(403, NOT_ALLOWED)
+        rule = api.post("/api/rules/", {"name": name, "match": match, "action": action, "reason": reason})
+        return {"rule": rule, "dry_run": api.post(f"/api/rules/{rule['id']}/dry-run/", {}),
+                "note": "A draft: a person reviews and enables it."}
