@@ -1,0 +1,104 @@
+"""Issue 49 over Streamable HTTP at ``/mcp/`` on the console itself: ``gunicorn console.wsgi`` (the
+web process as deployed) on the test database, and the official SDK's ``streamable_http_client``
+with an operator's API token in its ``Authorization`` header: the tools are listed, letters
+searched and read, a group read; a request without credentials is refused with 401 before the
+MCP server reads it; a viewer's token reads masked values only."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from rest_framework.authtoken.models import Token
+
+from console.access.roles import VIEWER, set_role
+from console.services.redaction import do_set_redaction_rule
+from tests.access.masked_value import CARD, CARD_RULE, leaks
+from tests.web.factory import memory_place, store_letter
+from tests.workers import PROJECT, test_database_url
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the web process is another process
+
+
+@pytest.fixture
+def web(tmp_path):
+    """``gunicorn console.wsgi`` on a loopback port; its base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "DJANGO_SETTINGS_MODULE": "console.settings"}
+    log = (tmp_path / "gunicorn.log").open("w")
+    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "console.wsgi", "--bind", f"127.0.0.1:{port}",
+                                "--workers", "1", "--threads", "4"], cwd=PROJECT, env=env, stdout=log,
+                               stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"{base}/sign-in/", timeout=2)
+            break
+        except httpx.TransportError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError((tmp_path / "gunicorn.log").read_text()[-3000:]) from None
+            time.sleep(0.2)
+    yield base
+    process.terminate()
+    process.wait(30)
+    log.close()
+
+
+def _over_http(base: str, user, calls):
+    key = Token.objects.get_or_create(user=user)[0].key
+
+    async def main():
+        client = create_mcp_http_client(headers={"Authorization": f"Token {key}"})
+        async with client, streamable_http_client(f"{base}/mcp/", http_client=client) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                return await calls(session)
+
+    return anyio.run(main)
+
+
+def test_an_agent_reads_over_http_with_its_token(web, memory_broker, operator, django_user_model, admin):
+    place = memory_place(memory_broker)
+    letter = store_letter(place, json.dumps({"card": CARD}).encode(), exception_type="CardDeclined")
+
+    async def calls(session):
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+        found = await session.call_tool("search_letters", {"place": place.pk})
+        read = await session.call_tool("get_letter", {"letter_id": letter.pk})
+        group = await session.call_tool("get_failure_group", {"fingerprint": letter.fingerprint})
+        return tools, found, read, group
+
+    tools, found, read, group = _over_http(web, operator, calls)
+    assert {"search_letters", "get_letter", "replay_letters"} <= set(tools)
+    assert [row["id"] for row in json.loads(found.content[0].text)["letters"]] == [letter.pk]
+    assert CARD in read.content[0].text and json.loads(group.content[0].text)["group"]["count"] == 1
+
+    refused = httpx.post(f"{web}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                         headers={"Accept": "application/json, text/event-stream"})
+    assert refused.status_code == 401 and "Authorization" in refused.text
+    wrong = httpx.post(f"{web}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                       headers={"Authorization": "Token not-a-token", "Accept": "application/json"})
+    assert wrong.status_code == 401
+
+    viewer = django_user_model.objects.create_user("vera", password="vera-pass-123")
+    set_role(viewer, VIEWER)
+    do_set_redaction_rule(actor=admin, kind=CARD_RULE[0], pattern=CARD_RULE[1])
+
+    async def masked(session):
+        return [await session.call_tool("get_letter", {"letter_id": letter.pk}),
+                await session.call_tool("search_letters", {"q": "card"})]
+
+    for answer in _over_http(web, viewer, masked):
+        assert not answer.is_error and leaks(answer.content[0].text) == []
