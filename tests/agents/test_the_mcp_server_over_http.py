@@ -1,7 +1,7 @@
 """Issue 49 over Streamable HTTP at ``/mcp/`` on the console itself: ``gunicorn console.wsgi`` (the
 web process as deployed) on the test database, and the official SDK's ``streamable_http_client``
 with an operator's API token in its ``Authorization`` header: the tools are listed, letters
-searched and read, a group read; a request without credentials is refused with 401 before the
+searched and read, a group read, a rule dry-run; a request without credentials is refused with 401 before the
 MCP server reads it; a viewer's token reads masked values only."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from console.access.roles import VIEWER, set_role
 from console.services.redaction import do_set_redaction_rule
+from console.services.rules.changes import do_create_rule
 from tests.access.masked_value import CARD, CARD_RULE, leaks
 from tests.web.factory import memory_place, store_letter
 
@@ -39,15 +40,19 @@ def _over_http(base: str, user, calls):
 def test_an_agent_reads_over_http_with_its_token(web, memory_broker, operator, django_user_model, admin):
     place = memory_place(memory_broker)
     letter = store_letter(place, json.dumps({"card": CARD}).encode(), exception_type="CardDeclined")
+    rule = do_create_rule(actor=operator, name="cards", match={"exception_type": "CardDeclined"},
+                          action={"kind": "mark_failed"}, reason="cards never pass")
 
     async def calls(session):
         tools = [tool.name for tool in (await session.list_tools()).tools]
         found = await session.call_tool("search_letters", {"place": place.pk})
         read = await session.call_tool("get_letter", {"letter_id": letter.pk})
         group = await session.call_tool("get_failure_group", {"fingerprint": letter.fingerprint})
-        return tools, found, read, group
+        dry = await session.call_tool("dry_run_rule", {"rule_id": rule.pk})
+        return tools, found, read, group, dry
 
-    tools, found, read, group = _over_http(web, operator, calls)
+    tools, found, read, group, dry = _over_http(web, operator, calls)
+    assert not dry.is_error and json.loads(dry.content[0].text)["dry_run"]
     assert {"search_letters", "get_letter", "replay_letters"} <= set(tools)
     assert [row["id"] for row in json.loads(found.content[0].text)["letters"]] == [letter.pk]
     assert CARD in read.content[0].text and json.loads(group.content[0].text)["group"]["count"] == 1

@@ -2,7 +2,8 @@
 ``manage.py mcp --token-file`` (a real subprocess on the test database), lists the tools with
 their schemas, searches letters, reads one and its failure group, reads ``letter://``, and
 dry-runs a rule. What a letter carries comes back under ``untrusted_content``, a hostile body
-included, never as the tool's own words; a viewer's agent reads masked values only; the
+included, never as the tool's own words; a viewer's agent calling every tool and resource reads
+masked values only (the acting tools refuse it, saying nothing of the card); the
 session's calls are one audit row, and what a call writes says ``via`` MCP."""
 
 from __future__ import annotations
@@ -105,16 +106,25 @@ def test_a_viewers_agent_reads_masked_values_only(tmp_path, letters, django_user
     set_role(viewer, VIEWER)
     do_set_redaction_rule(actor=admin, kind=CARD_RULE[0], pattern=CARD_RULE[1])
 
+    samples = {"place": place.pk, "letter_id": made[0].pk, "fingerprint": made[0].fingerprint, "job_id": 1,
+               "rule_id": 1, "letters": [made[0].pk], "target": "elsewhere", "body": "{}", "name": "r",
+               "match": {"reason": "rejected"}, "action": {"kind": "mark_failed"}, "reason": f"card {CARD}",
+               "q": "card"}
+
     async def calls(session):
-        answers = [await session.call_tool("search_letters", {"place": place.pk}),
-                   await session.call_tool("get_letter", {"letter_id": made[0].pk}),
-                   await session.call_tool("list_failure_groups", {}),
-                   await session.call_tool("get_failure_group", {"fingerprint": made[0].fingerprint}),
-                   await session.call_tool("list_places", {})]
-        answers.append(await session.read_resource(f"letter://{made[0].pk}"))
+        answers = {}
+        for tool in (await session.list_tools()).tools:  # every tool, with what it takes
+            takes = tool.input_schema.get("properties", {})
+            answers[tool.name] = await session.call_tool(tool.name, {k: v for k, v in samples.items() if k in takes})
+        answers["letter://"] = await session.read_resource(f"letter://{made[0].pk}")
+        answers["group://"] = await session.read_resource(f"group://{made[0].fingerprint}")
         return answers
 
-    for answer in _session(tmp_path, viewer, calls):
+    answers = _session(tmp_path, viewer, calls)
+    for name in ("search_letters", "get_letter", "list_failure_groups", "get_failure_group", "list_places",
+                 "letter://", "group://"):
+        assert not getattr(answers[name], "is_error", False), name
+    assert answers["get_letter"].content[0].text.count("***") >= 2  # the body's and the exception's card
+    for name, answer in answers.items():
         text = answer.contents[0].text if hasattr(answer, "contents") else answer.content[0].text
-        assert not getattr(answer, "is_error", False), text
-        assert leaks(text) == []
+        assert leaks(text) == [], name
