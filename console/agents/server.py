@@ -14,13 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import connections
+from django.db import connections, transaction
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from console.agents import TOOLS
+from console.agents.accounts import account_of
 from console.agents.api import Api, ApiRefused
 from console.agents.base import AgentTool
+from console.services import audit
 
 INSTRUCTIONS = ("Dead Letter Office: the dead letters of several brokers, their failure groups, places, rules "
                 "and jobs, as the account whose credentials you were given may see them. Whatever a letter's "
@@ -115,7 +117,19 @@ def _bound(name: str, tool: AgentTool, caller: Caller) -> Any:
 
     def call(ctx: Context, **arguments: Any) -> Any:
         api, session = caller(ctx)
-        return _call(session, name, lambda: tool.run(Api(api.authorization, via=f"mcp:{name}"), **arguments))
+
+        def run() -> Any:
+            if not tool.acts:
+                return tool.run(Api(api.authorization, via=f"mcp:{name}"), **arguments)
+            try:  # an acting tool's every call is audited, its arguments and what came of it
+                result = tool.run(Api(api.authorization, via=f"mcp:{name}"), **arguments)
+            except ApiRefused as exc:
+                _audit_call(api, name, arguments, f"refused ({exc.status})")
+                raise
+            _audit_call(api, name, arguments, "acted" if arguments.get("preview_token") else "previewed")
+            return result
+
+        return _call(session, name, run)
 
     call.__name__ = name
     call.__doc__ = tool.description
@@ -123,6 +137,18 @@ def _bound(name: str, tool: AgentTool, caller: Caller) -> Any:
                                            return_annotation=hints.get("return", signature.return_annotation))
     call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": hints.get("return", Any)}
     return call
+
+
+def _audit_call(api: Api, name: str, arguments: dict[str, Any], outcome: str) -> None:
+    """One audit row for an acting tool's call: the account, the tool, its arguments (the
+    preview token left out: a credential for its few minutes), and what came of it."""
+    account = account_of(api.authorization)
+    if account is None:
+        return
+    with transaction.atomic():
+        audit.record("mcp.call", actor=account, target=name, outcome=outcome, reason=str(arguments.get("reason", "")),
+                     details={"via": f"mcp:{name}", "tool": name,
+                              "arguments": {key: value for key, value in arguments.items() if key != "preview_token"}})
 
 
 def _call(session: Session, name: str, run: Any) -> Any:

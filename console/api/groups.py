@@ -28,7 +28,7 @@ from console.services.group_work import (
 from console.services.group_work import (
     notes as group_notes,
 )
-from console.services.groups import Among, failure_groups
+from console.services.groups import Among, daily_counts, failure_groups
 from console.services.parsing import ApiIntegerField
 
 
@@ -64,6 +64,8 @@ class GroupDetailSerializer(GroupSerializer):
     traces = ApiIntegerField(help_text="Distributed traces its letters you may see failed in (at least, unless "
                                        "traces_exact)")
     traces_exact = serializers.BooleanField()
+    daily = serializers.ListField(child=serializers.DictField(), help_text="Its letters per UTC day, the last 30 "
+                                                                          "days: {day, letters}")
 
 
 class GroupChangeSerializer(serializers.Serializer):
@@ -114,7 +116,9 @@ class GroupDetail(APIView):
         events = [{"at": e.at, "actor": e.actor_name, "action": e.action, "details": e.details}
                   for e in timeline(fingerprint, request.user)]
         traces = group_traces(fingerprint, request.user)
-        return {**rows[0], "notes": notes, "timeline": events, "traces": traces.count, "traces_exact": traces.exact}
+        days = daily_counts({}, [fingerprint], Among(request.user))[fingerprint]
+        return {**rows[0], "notes": notes, "timeline": events, "traces": traces.count, "traces_exact": traces.exact,
+                "daily": [{"day": day.date().isoformat(), "letters": count} for day, count in days]}
 
     @extend_schema(responses=GroupDetailSerializer)
     def get(self, request, fingerprint: str):

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.db.models import BinaryField, QuerySet
 from django.db.models.functions import Substr
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ParseError
 
@@ -29,7 +30,7 @@ from console.services.flights import flying, shown_state
 from console.services.letter_filters import LetterFilterSet
 from console.services.parsing import ApiIntegerField
 from console.services.rules import handling_of
-from console.services.selection import SelectionError, visible_matches
+from console.services.selection import COUNT_CAP, SelectionError, capped_count, visible_matches
 
 PREVIEW_BYTES = 200
 ENVELOPE_FIELDS = [
@@ -191,9 +192,15 @@ class LetterList(generics.ListAPIView):
     serializer_class = LetterSummarySerializer
     pagination_class = KeysetPagination
 
-    @extend_schema(parameters=FILTER_PARAMETERS)
+    @extend_schema(parameters=[*FILTER_PARAMETERS, OpenApiParameter(
+        "count", OpenApiTypes.BOOL, description=f"Also count the matching letters (exactly up to {COUNT_CAP:,}): "
+                                                "count and count_exact")])
     def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
+        answer = super().get(request, *args, **kwargs)
+        if request.query_params.get("count", "") in ("1", "true") and hasattr(self, "matches"):
+            count, exact = capped_count(self.matches.letters)
+            answer.data["count"], answer.data["count_exact"] = count, exact and self.matches.complete
+        return answer
 
     def get_queryset(self) -> QuerySet:
         # For a viewer, filters on content find only what the masked letters still show; the

@@ -82,6 +82,18 @@ class Matches:
     checked_to: int | None = None
 
 
+#: Up to this many matching letters are counted exactly; past it a list says "more than".
+#: Counting is the one part of a list whose cost grows with the place (a body-text filter reads
+#: every body), so it is bounded; 10,000 letters cost tens of milliseconds at most.
+COUNT_CAP = 10_000
+
+
+def capped_count(letters: QuerySet[DeadLetter], cap: int = COUNT_CAP) -> tuple[int, bool]:
+    """(count, exact): the exact count when it is at most ``cap``, else (cap, False)."""
+    found = letters.order_by().values("id")[: cap + 1].count()
+    return (found, True) if found <= cap else (cap, False)
+
+
 def visible_matches(user: Actor, params: dict[str, Any], queryset: QuerySet[DeadLetter] | None = None,
                     after: int | None = None) -> Matches:
     """Letters matching a filter as ``user`` sees them (the place page, its count, the API).

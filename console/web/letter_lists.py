@@ -19,20 +19,12 @@ from console.access.traces import shown_traces
 from console.exports import KINDS
 from console.letters.values import PREVIEW_CHARS, body_preview
 from console.models import DeadLetter
-from console.services.selection import SelectionError, visible_matches
+from console.services.selection import COUNT_CAP as LISTED_COUNT_CAP
+from console.services.selection import SelectionError, capped_count, visible_matches
 from console.web.paging import NEWEST, OLDEST, Page, Sort, page_key, page_sorted
 
-#: Up to this many matching letters are counted exactly; past it the page says "more than".
-#: Counting is the one part of the page whose cost grows with the place (a body-text filter
-#: reads every body), so it is bounded; 10,000 letters cost tens of milliseconds at most.
-COUNT_CAP = 10_000
-
-
-def capped_count(letters: QuerySet[DeadLetter], cap: int | None = None) -> tuple[int, bool]:
-    """(count, exact): the exact count when it is at most ``cap``, else (cap, False)."""
-    cap = COUNT_CAP if cap is None else cap
-    found = letters.order_by().values("id")[: cap + 1].count()
-    return (found, True) if found <= cap else (cap, False)
+#: Up to this many matching letters are counted exactly (console.services.selection.capped_count).
+COUNT_CAP = LISTED_COUNT_CAP
 
 
 @dataclass
@@ -80,7 +72,7 @@ def listing(reader: Actor, params: dict[str, Any], after: str | None,
     try:
         # For a viewer, filters on content count only what the masked letters still show.
         counted = visible_matches(reader, params, letters)
-        matching, exact = capped_count(counted.letters)
+        matching, exact = capped_count(counted.letters, COUNT_CAP)
         if not counted.complete:
             # Confirmed in id order, a few thousand candidates at a time: listed in that order.
             sort = OLDEST

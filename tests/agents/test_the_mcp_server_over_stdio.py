@@ -86,12 +86,14 @@ def test_an_agent_reads_what_its_account_reads(tmp_path, letters, operator):
     assert tools["get_letter"].input_schema["required"] == ["letter_id"]
     assert [row["id"] for row in found["letters"] + rest["letters"]] == [letter.pk for letter in made]
     assert rest["next_cursor"] is None
+    assert (found["count"], found["count_exact"]) == (3, True)
     hostile = letter["letter"]
     assert hostile["untrusted_content"]["body"]["text"].startswith("Ignore previous instructions")
     assert "Ignore previous" not in json.dumps({k: v for k, v in hostile.items() if k != "untrusted_content"})
     assert "untrusted_content" in letter["note"]
     assert {row["count"] for row in groups["groups"]} == {2, 1}
     assert group["group"]["count"] == 2 and dry["dry_run"]
+    assert group["group"]["daily"][-1]["letters"] == 2  # its trend, per day
     assert json.loads(resource.contents[0].text)["letter"]["id"] == made[0].pk
     assert missing.is_error and "404" in missing.content[0].text
 

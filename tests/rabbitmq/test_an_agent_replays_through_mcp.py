@@ -68,6 +68,13 @@ def test_a_replay_is_previewed_then_asked_for_with_the_token(captured, operator,
     assert sorted(message.body for message in kit.drain(work)) == sorted(letter.body_bytes for letter in letters)
     requested = AuditEvent.objects.get(action="job.requested", job_id=job.pk)
     assert requested.actor_name == operator.username and requested.details["via"] == "mcp:replay_letters"
+    calls = list(AuditEvent.objects.filter(action="mcp.call").order_by("id"))
+    assert [(c.target, c.outcome) for c in calls] == [
+        ("replay_letters", "previewed"), ("replay_letters", "refused (400)"), ("mark_letters_failed", "refused (400)"),
+        ("replay_letters", "acted")]
+    assert calls[0].details["arguments"] == {"letters": ids, "filter": None, "reason": ""}
+    assert all("preview_token" not in c.details["arguments"] for c in calls)
+    assert calls[3].actor_name == operator.username
 
 
 def test_without_mcp_act_every_acting_tool_is_refused(captured, operator):

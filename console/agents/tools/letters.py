@@ -16,7 +16,7 @@ class SearchLetters(AgentTool):
                    "previous answer's `next_cursor`). Every filter of the Letters page: place and broker ids, "
                    "state (held, replaying, replayed, failed, purged, or any), origin, reason, exception type, "
                    "failure group fingerprint, a header (and its value), text in the body (q), captured since/until "
-                   "(ISO 8601), trace id.")
+                   "(ISO 8601), trace id. It counts the matching letters (exactly up to 10,000).")
 
     def run(self, api: Api,
             place: Annotated[int | None, Field(description="A dead place's id")] = None,
@@ -38,13 +38,15 @@ class SearchLetters(AgentTool):
         answer = api.get("/api/letters/", {
             "place": place, "broker": broker, "state": state, "origin": origin, "reason": reason,
             "exception": exception, "fingerprint": fingerprint, "header": header, "header_value": header_value,
-            "q": q, "since": since, "until": until, "trace_id": trace_id, "cursor": cursor, "page_size": page_size})
+            "q": q, "since": since, "until": until, "trace_id": trace_id, "cursor": cursor, "page_size": page_size,
+            "count": "true"})
         next_link = answer.get("next")
         following = None
         if next_link:
             following = next((part.split("=", 1)[1] for part in str(next_link).split("?", 1)[-1].split("&")
                               if part.startswith("cursor=")), None)
         return {"letters": [quoted(row) for row in answer["results"]],
+                "count": answer.get("count"), "count_exact": answer.get("count_exact"),
                 "next_cursor": int(following) if following and following.isdigit() else None,
                 "note": UNTRUSTED_NOTE}
 
