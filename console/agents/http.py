@@ -3,7 +3,8 @@ answers), served by the web process beside Django: console.wsgi hands it the req
 ``/mcp``. The SDK's transport is ASGI; a2wsgi runs it on an event loop of its own thread, where
 the transport's session manager lives for the life of the process.
 
-Every request names its caller by its ``Authorization`` header, as the API's do (a DRF token, or
+A request for a host the console does not answer to (ALLOWED_HOSTS) is refused as Django
+refuses its own. Every request names its caller by its ``Authorization`` header, as the API's do (a DRF token, or
 the identity provider's bearer token): one without credentials the API accepts is refused with
 401 before the MCP server reads it. Each token has its own session (its rate and its audit row,
 written every AUDIT_EVERY calls or AUDIT_SECONDS, whichever comes first)."""
@@ -17,8 +18,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from a2wsgi import ASGIMiddleware
+from django.conf import settings
 from django.db import connections, transaction
+from django.http.request import split_domain_port, validate_host
 from mcp.server.mcpserver import Context
+from mcp.server.transport_security import TransportSecuritySettings
 
 from console.agents.accounts import account_of
 from console.agents.api import Api
@@ -47,6 +51,10 @@ def dispatched(django: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable
 
 
 def _mcp(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    domain, _ = split_domain_port(environ.get("HTTP_HOST") or environ.get("SERVER_NAME", ""))
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):  # as Django answers its own URLs
+        start_response("400 Bad Request", [("Content-Type", "application/json")])
+        return [b'{"detail": "this host is not one the console answers to (ALLOWED_HOSTS)"}']
     authorization = environ.get("HTTP_AUTHORIZATION", "")
     try:
         known = bool(authorization) and account_of(authorization) is not None
@@ -66,8 +74,10 @@ def _started() -> Any:
     with _lock:
         if _app is None:
             server = build(None, None, caller=_caller)
-            asgi: Any = server.streamable_http_app(stateless_http=True, json_response=True,
-                                                   streamable_http_path="/mcp/")
+            # The host was checked against ALLOWED_HOSTS above, as Django checks its own requests.
+            asgi: Any = server.streamable_http_app(
+                stateless_http=True, json_response=True, streamable_http_path="/mcp/",
+                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
             loop = asyncio.new_event_loop()
             threading.Thread(target=loop.run_forever, name="mcp-http", daemon=True).start()
             ready = threading.Event()

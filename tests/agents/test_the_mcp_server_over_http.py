@@ -63,6 +63,9 @@ def test_an_agent_reads_over_http_with_its_token(web, memory_broker, operator, d
     wrong = httpx.post(f"{web}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                        headers={"Authorization": "Token not-a-token", "Accept": "application/json"})
     assert wrong.status_code == 401
+    elsewhere = httpx.post(f"{web}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                           headers={"Host": "evil.example", "Authorization": "Token x"})
+    assert elsewhere.status_code == 400 and "ALLOWED_HOSTS" in elsewhere.text
 
     viewer = django_user_model.objects.create_user("vera", password="vera-pass-123")
     set_role(viewer, VIEWER)
