@@ -28,7 +28,7 @@ from console.decoders import reading
 from console.models import AuditEvent, DeadLetter
 from console.services.flights import flying, shown_state
 from console.services.letter_filters import LetterFilterSet
-from console.services.parsing import ApiIntegerField
+from console.services.parsing import ApiIntegerField, FlagField
 from console.services.rules import handling_of
 from console.services.selection import COUNT_CAP, SelectionError, capped_count, visible_matches
 
@@ -197,7 +197,7 @@ class LetterList(generics.ListAPIView):
                                                 "count and count_exact")])
     def get(self, request, *args, **kwargs):
         answer = super().get(request, *args, **kwargs)
-        if request.query_params.get("count", "") in ("1", "true") and hasattr(self, "matches"):
+        if FlagField(required=False).clean(request.query_params.get("count")) and hasattr(self, "matches"):
             count, exact = capped_count(self.matches.letters)
             answer.data["count"], answer.data["count_exact"] = count, exact and self.matches.complete
         return answer

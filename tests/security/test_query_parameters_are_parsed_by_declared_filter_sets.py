@@ -23,7 +23,8 @@ from console.services.parsing import WholeNumberField
 from console.services.selection import FILTER_KEYS
 
 ROOT = Path(__file__).resolve().parents[2] / "console"
-KEYSET = {"cursor", "page_size"}
+#: Beside the filters: the keyset pages' own, and the letters list's ``count`` (a FlagField).
+KEYSET = {"cursor", "page_size", "count"}
 LISTS = {
     "/api/letters/": LetterFilterSet,
     "/api/groups/": GroupFilterSet,
