@@ -6,10 +6,8 @@ to it over HTTP only, as to any other site."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -17,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import psycopg
 
+from tests.web_process import serving
 from tests.workers import PROJECT, Worker, test_database_url
 
 
@@ -25,12 +24,6 @@ class SecondConsole:
     base: str
     token: str
     client: httpx.Client
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _fresh_database(url: str) -> None:
@@ -58,30 +51,14 @@ def started(tmp_path: Path):
                             "user = get_user_model().objects.create_user('stella')\n"
                             "set_role(user, ADMIN)\n"
                             "print(Token.objects.create(user=user).key)"], **run).stdout.decode().split()[-1]
-    port = _free_port()
-    log = (tmp_path / "second-web.log").open("w")
-    web = subprocess.Popen([sys.executable, "-m", "gunicorn", "console.wsgi", "--bind", f"127.0.0.1:{port}",
-                            "--workers", "1"], cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT)
     worker = Worker(folder, tmp_path / "second-worker.log", DATABASE_URL=url)
     worker.start()
-    base = f"http://127.0.0.1:{port}"
-    client = httpx.Client(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=60)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            client.get("/sign-in/")
-            break
-        except httpx.TransportError:
-            if web.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError((tmp_path / "second-web.log").read_text()[-3000:]) from None
-            time.sleep(0.2)
     try:
-        yield SecondConsole(base, token, client)
+        with serving(tmp_path / "second-web.log", DATABASE_URL=url, CELERY_BROKER_URL="filesystem://",
+                     CELERY_FILESYSTEM_DIR=str(folder)) as base, \
+                httpx.Client(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=60) as client:
+            yield SecondConsole(base, token, client)
     finally:
-        client.close()
         worker.kill()
-        web.terminate()
-        web.wait(30)
-        log.close()
         with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{urlsplit(url).path.lstrip("/")}" WITH (FORCE)')

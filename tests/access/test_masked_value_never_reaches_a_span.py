@@ -9,12 +9,6 @@ byte of them holds the value in any form (tests.access.masked_value.leaks).
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-
 import httpx
 import pytest
 from rest_framework.authtoken.models import Token
@@ -25,41 +19,17 @@ from console.services.brokers import do_discover
 from console.services.custody import store_captured
 from console.services.redaction import do_set_redaction_rule
 from tests.access.masked_value import CARD, CARD_RULE, leaks
-from tests.workers import PROJECT, test_database_url
+from tests.web_process import serving
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
 def traced_web(receiver, tmp_path):
     """``gunicorn console.wsgi`` (one worker) with its telemetry on; its base URL."""
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "DJANGO_SETTINGS_MODULE": "console.settings",
-           "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100",
-           "OTEL_SERVICE_NAME": "dlo-web-under-test"}
-    log = (tmp_path / "gunicorn.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "console.wsgi", "--bind", f"127.0.0.1:{port}",
-                                "--workers", "1"], cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(f"{base}/sign-in/", timeout=2)
-            break
-        except httpx.TransportError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError((tmp_path / "gunicorn.log").read_text()[-3000:]) from None
-            time.sleep(0.2)
-    yield base
-    process.terminate()
-    process.wait(30)
-    log.close()
+    with serving(tmp_path / "gunicorn.log", OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+                 OTEL_BSP_SCHEDULE_DELAY="100", OTEL_SERVICE_NAME="dlo-web-under-test") as base:
+        yield base
 
 
 def test_a_masked_value_in_a_filter_or_a_header_reaches_no_span(memory_broker, people, receiver, traced_web):
