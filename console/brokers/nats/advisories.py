@@ -22,6 +22,9 @@ import hashlib
 import json
 import logging
 import re
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -134,6 +137,29 @@ async def kept(js: JetStreamContext, name: str, stream: str, consumer: str) -> i
 def seq_of(note: Any) -> int:
     """A delivered advisory's sequence in the advisory stream: the same on every delivery of it."""
     return int(note.metadata.sequence.stream)
+
+
+class RecentAcks:
+    """Advisories acknowledged a moment ago, by ``seq_of``: a copy of one that lands now is
+    dropped, as a copy of one still in hand is. The server sends an advisory again when its ack
+    wait runs out while its letter is being stored, and that copy may land after the ack, when
+    the letter's custody copy is no longer pending: it would be stored twice (seen with a 1 s
+    ack wait on a busy machine: 36 letters of 400). The one ack covers both deliveries.
+    Remembered for two ack waits, long enough for any copy sent before the ack to land."""
+
+    def __init__(self, ack_wait: float) -> None:
+        self.keep_for = 2 * (ack_wait or TRACKER_ACK_WAIT)
+        self._acked: OrderedDict[int, float] = OrderedDict()
+
+    def add(self, notes: Iterable[Any]) -> None:
+        now = time.monotonic()
+        while self._acked and next(iter(self._acked.values())) < now - self.keep_for:
+            self._acked.popitem(last=False)
+        for note in notes:
+            self._acked[seq_of(note)] = now
+
+    def __contains__(self, note: Any) -> bool:
+        return seq_of(note) in self._acked
 
 
 def place_filter(stream: str, consumer: str, kind: str) -> str:

@@ -38,6 +38,7 @@ class NatsCapture(CaptureSession):
         self.adapter = adapter
         self.place = place
         self.unacked: dict[int, Any] = {}
+        self.acked = advisories.RecentAcks(adapter.advisory_ack_wait)
         self._subscriptions: dict[str, Any] = adapter.call(self._subscribe)
 
     async def _subscribe(self, js: JetStreamContext) -> dict[str, Any]:
@@ -68,7 +69,8 @@ class NatsCapture(CaptureSession):
             name, ack_wait = out_elsewhere[0]
             notes = await _fetch(self._subscriptions[name], max_count, ack_wait + 5)
         # An advisory whose ack wait ran out while this session held it comes again: one letter.
-        notes = list({seq_of(note): note for note in notes if seq_of(note) not in self.unacked}.values())
+        notes = list({seq_of(note): note for note in notes
+                      if seq_of(note) not in self.unacked and note not in self.acked}.values())
         return [received for note in notes if (received := await self._letter(js, note)) is not None]
 
     def _held(self, consumer: str) -> int:
@@ -82,6 +84,7 @@ class NatsCapture(CaptureSession):
     def ack(self, batch: Sequence[Received]) -> None:
         notes = [received.token for received in batch]
         self.adapter.call(lambda js: self.adapter.acknowledge(js, notes))
+        self.acked.add(notes)
         for note in notes:
             self.unacked.pop(seq_of(note), None)
 

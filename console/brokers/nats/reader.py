@@ -19,8 +19,9 @@ acknowledged) and less what its other tracker's request may still bring. The roo
 between the two trackers when both ask at once. ``take`` serves the places with advisories in
 hand in turn (a place served goes to the back of the line) and turns each advisory into its
 letter as the capture does (``capture.received``: the dead message fetched by sequence,
-unreadable advisories terminated and dropped). An advisory sent again while in hand (its ack
-wait ran out while its take was being stored) is dropped: the one ack covers both. ``ack``
+unreadable advisories terminated and dropped). An advisory sent again while in hand or just
+after its ack (its ack wait ran out while its take was being stored) is dropped: the one ack
+covers both (``advisories.RecentAcks``). ``ack``
 acknowledges, then deletes the advisories (``NatsAdapter.acknowledge``).
 
 Letting go (a place no longer followed, or ``close``): the subscriptions are drained, so what
@@ -58,7 +59,7 @@ from nats.js.api import ConsumerInfo, Header
 from nats.js.errors import NotFoundError
 
 from console.brokers.base import BrokerError, PlaceReader, PlaceRef, Received
-from console.brokers.nats.advisories import TRACKER_ACK_WAIT, seq_of
+from console.brokers.nats.advisories import TRACKER_ACK_WAIT, RecentAcks, seq_of
 from console.brokers.nats.capture import received
 from console.brokers.nats.depths import consumers_of, trackers_of
 
@@ -104,6 +105,7 @@ class Followed:
     trackers: list[Tracker]
     waiting: list[Msg] = field(default_factory=list)  # arrived, not yet taken
     taken: dict[int, Msg] = field(default_factory=dict)  # taken, not yet acknowledged, by ``seq_of``
+    acked: RecentAcks = field(default_factory=lambda: RecentAcks(TRACKER_ACK_WAIT))
     turn: int = 0  # which tracker asks first when both ask at once
     lost: bool = False
 
@@ -112,10 +114,10 @@ class Followed:
         return len(self.waiting) + len(self.taken)
 
     def holds(self, note: Msg) -> bool:
-        """Whether this advisory is in hand already (the server sends it again when its ack
-        wait runs out while a take is being stored)."""
+        """Whether this advisory is in hand already, or was acknowledged a moment ago (the
+        server sends it again when its ack wait runs out while a take is being stored)."""
         seq = seq_of(note)
-        return seq in self.taken or any(seq_of(waiting) == seq for waiting in self.waiting)
+        return seq in self.taken or note in self.acked or any(seq_of(waiting) == seq for waiting in self.waiting)
 
 
 class NatsReader(PlaceReader):
@@ -186,7 +188,8 @@ class NatsReader(PlaceReader):
             if place not in found:
                 refused[place] = BrokerError(f"no trackers for {place.scope}/{place.name}", permanent=True)
                 continue
-            followed = Followed(place, [Tracker(info.name, expiry(info)) for info in found[place]])
+            followed = Followed(place, [Tracker(info.name, expiry(info)) for info in found[place]],
+                                acked=RecentAcks(max(info.config.ack_wait or 0 for info in found[place])))
             self.followed[place] = followed
             for tracker in followed.trackers:
                 tracker.inbox = client.new_inbox()
@@ -324,6 +327,7 @@ class NatsReader(PlaceReader):
         if followed is not None:
             for note in notes:
                 followed.taken.pop(seq_of(note), None)
+            followed.acked.add(notes)
             await self._ask(followed)
 
     async def _settled(self, js: JetStreamContext, place: PlaceRef) -> bool:

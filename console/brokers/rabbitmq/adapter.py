@@ -323,6 +323,14 @@ class RabbitMQAdapter(Adapter):
         consumer = self._run(start())
         return RabbitCapture(lambda coro, wait: self._run(coro, wait + self.options["timeout"]), consumer, place)
 
+    def settled(self, place: PlaceRef) -> bool:
+        """Asked once the capture's own consumer is gone: nothing ready, and no consumer left
+        that may hold messages unacknowledged. A worker killed mid-capture leaves its consumer
+        registered until RabbitMQ sees its connection close, and its messages come back only
+        then: forgetting their copies before would store them twice."""
+        counts = self._run(self._counts(place.scope or self.vhost, [place.name]))
+        return counts.get(place.name) == (0, 0)
+
     def open_reader(self, *, per_place: int) -> PlaceReader:
         """Consumers on many queues over this adapter's connection, a few channels (``reader.py``)."""
         return RabbitReader(self, per_place=per_place)
