@@ -51,6 +51,7 @@ class ArrivalSerializer(MaskedSerializer):
 
 class AnalyticsSerializer(MaskedSerializer):
     limited = serializers.BooleanField(help_text="Your access is limited to some places: nothing is shown")
+    computing = serializers.BooleanField(help_text="None computed yet, and a computation is asked for or under way")
     computed_at = serializers.DateTimeField(allow_null=True)
     overall = OutcomeSerializer(allow_null=True)
     groups = OutcomeSerializer(many=True)
@@ -66,7 +67,8 @@ class AnalyticsView(APIView):
     def get(self, request):
         found = analytics_for(request.user)
         data = {
-            "limited": found.limited, "computed_at": found.computed_at, "overall": found.overall,
+            "limited": found.limited, "computing": found.computing, "computed_at": found.computed_at,
+            "overall": found.overall,
             "groups": found.groups, "origins": found.origins, "busiest": found.busiest,
             "arrivals": [{"weekday": day, "hour": hour, "letters": count}
                          for (day, hour), count in sorted(found.arrivals.items())],

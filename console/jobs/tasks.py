@@ -18,6 +18,7 @@ from console.jobs.automation import periodic, rules_at_work
 from console.jobs.door import queueing, runner
 from console.notifications import delivery
 from console.services import group_counts, group_work, search_rows
+from console.services.analytics import computing_analytics
 
 
 @shared_task(name="console.run_job", acks_late=True, reject_on_worker_lost=True)
@@ -104,7 +105,8 @@ def groups() -> int:
 def analytics() -> int:
     from console.pipeline.analytics import run_analytics
 
-    return run_analytics(resolving=kinds.resolving())
+    with computing_analytics():
+        return run_analytics(resolving=kinds.resolving())
 
 
 @shared_task(name="console.pipeline.retention")

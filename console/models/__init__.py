@@ -2,7 +2,7 @@
 
 from console.models import lookups  # noqa: F401  (registers __any)
 from console.models.access import AgentGrant, RoleScope
-from console.models.analytics import ArrivalCell, BusyName, OutcomeStat
+from console.models.analytics import AnalyticsRun, ArrivalCell, BusyName, OutcomeStat
 from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.body_schema import BodyMapping, BodySchema
 from console.models.broker import Broker
@@ -27,7 +27,8 @@ from console.models.rule import LetterHandling, Rule, RuleInbox, RuleVersion
 from console.models.signin import SignInFailure
 
 __all__ = [
-    "ArrivalCell", "AuditEvent", "AuditEventPlace", "BodyMapping", "BodySchema", "Broker", "BusyName", "Channel",
+    "AnalyticsRun", "ArrivalCell", "AuditEvent", "AuditEventPlace", "BodyMapping", "BodySchema", "Broker", "BusyName",
+    "Channel",
     "ClaimMapping",
     "ClaimMappingLimit", "ExternalIdentity", "ProviderSession", "Delivery", "DeadLetter",
     "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",

@@ -5,6 +5,7 @@ busiest origins, consumers and hosts, and arrivals by weekday and hour. Each run
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
 
 class OutcomeStat(models.Model):
@@ -77,3 +78,17 @@ class ArrivalCell(models.Model):
     class Meta:
         ordering = ["weekday", "hour"]
         constraints = [models.UniqueConstraint(fields=["weekday", "hour"], name="arrival_cell_unique")]
+
+
+class AnalyticsRun(models.Model):
+    """A computation of the analytics asked for (``manage.py demo --analytics-later`` queues one
+    for the worker, so ``make run`` answers first) or under way (the pipeline's ``analytics``
+    task): while one is open, the Analytics page says they are being computed and fills in by
+    itself when they are (console.services.analytics)."""
+
+    asked_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-asked_at"]

@@ -9,21 +9,27 @@ headers, so a user who sees content masked sees them masked.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 from django.urls import reverse
+from django.utils import timezone
 
 from console.access.actors import Actor
 from console.access.redaction_policy import for_user, mask_envelopes
 from console.access.scope import scope_of, visible
-from console.models import ArrivalCell, Broker, BusyName, DeadLetter, FailureGroupHistory, OutcomeStat
+from console.models import AnalyticsRun, ArrivalCell, Broker, BusyName, DeadLetter, FailureGroupHistory, OutcomeStat
 from console.services import match_words
 
 #: Groups and origins listed, largest first.
 LISTED = 50
+#: A run asked for or started this long ago and never ended is taken for one whose worker
+#: died: the page no longer says the analytics are being computed.
+RUN_FORGOTTEN = timedelta(minutes=30)
 
 
 def letters_url(**filters: Any) -> str:
@@ -75,6 +81,7 @@ class Outcome:
 @dataclass
 class Analytics:
     limited: bool
+    computing: bool = False  # a run is asked for or under way (``being_computed``)
     computed_at: datetime | None = None
     overall: Outcome | None = None
     groups: list[Outcome] = field(default_factory=list)
@@ -89,7 +96,7 @@ def analytics_for(user: Actor, *, listed: int = LISTED) -> Analytics:
     stats = OutcomeStat.objects.all()
     overall = stats.filter(kind=OutcomeStat.Kind.ALL).first()
     if overall is None:
-        return Analytics(limited=False)
+        return Analytics(limited=False, computing=being_computed())
     brokers = dict(Broker.objects.values_list("name", "pk"))
     groups = list(stats.filter(kind=OutcomeStat.Kind.GROUP).order_by("-letters", "fingerprint")[:listed])
     samples = _group_samples(user, [stat.fingerprint for stat in groups])
@@ -138,3 +145,27 @@ def _busiest(user: Actor, brokers: dict[str, int]) -> dict[str, list[dict[str, A
         found[busy.kind].append({"name": name, "broker": busy.broker, "letters": busy.letters,
                                  "groups": busy.groups, "url": url})
     return found
+
+
+def ask_for_analytics() -> None:
+    """A computation is queued for the worker: the page says so from now on."""
+    AnalyticsRun.objects.create()
+
+
+@contextmanager
+def computing_analytics() -> Iterator[None]:
+    """Around a computation of the analytics: the run asked for (or a new one) is under way,
+    then ended, whether it succeeded or not."""
+    run = (AnalyticsRun.objects.filter(started_at__isnull=True, ended_at__isnull=True).order_by("asked_at").first()
+           or AnalyticsRun())
+    run.started_at = timezone.now()
+    run.save()
+    try:
+        yield
+    finally:
+        AnalyticsRun.objects.filter(pk=run.pk).update(ended_at=timezone.now())
+
+
+def being_computed() -> bool:
+    """Whether a computation of the analytics was asked for or started lately and has not ended."""
+    return AnalyticsRun.objects.filter(ended_at__isnull=True, asked_at__gte=timezone.now() - RUN_FORGOTTEN).exists()

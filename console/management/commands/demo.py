@@ -6,7 +6,9 @@ memory broker holds them: browsing works, replay needs a real broker.
 
 With ``--analytics`` it then runs the pipeline's ``groups`` and ``analytics`` jobs on Spark once
 (needs Java 17), unless analytics were computed before, so the history and analytics pages
-have figures from the first minute rather than after Celery beat's first hourly run.
+have figures from the first minute rather than after Celery beat's first hourly run. With
+``--analytics-later`` (``make run``) it queues them for the worker instead and ends at once: the
+console answers first, and the Analytics page says they are being computed until they are.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from console.management.demo import memory, rabbitmq
 from console.management.demo.catalogue import DEAD_LETTER_QUEUES, dead_letter_count, messages
 from console.models import Broker, DeadLetter, DeadPlace, OutcomeStat
 from console.pipeline.spark_log import log_file
+from console.services.analytics import ask_for_analytics
 from console.services.brokers import do_add_broker, do_discover
 from console.services.jobs import JobError
 from console.wording import counted
@@ -66,6 +69,9 @@ class Command(ActorCommand):
         parser.add_argument("--analytics", action="store_true",
                             help="Then compute the failure groups and analytics once on Spark (needs Java 17), "
                                  "unless they were computed before")
+        parser.add_argument("--analytics-later", action="store_true",
+                            help="As --analytics, but on the Celery worker once it runs: the command ends at once "
+                                 "(make run: the console answers first, and the Analytics page fills in by itself)")
 
     def handle(self, *args, **options) -> None:
         with quiet("httpx"):
@@ -88,16 +94,26 @@ class Command(ActorCommand):
         self.stdout.write(f"sign in as {user.username} / {DEMO_PASSWORD}   (API token: {token.key})")
         self.stdout.write(f"a second person, who approves what {user.username} asks for (purges included): "
                           f"{REVIEWER_USERNAME} / {DEMO_PASSWORD}")
-        if options["analytics"]:
-            self._analytics()
+        if options["analytics"] or options["analytics_later"]:
+            self._analytics(later=options["analytics_later"])
 
-    def _analytics(self) -> None:
+    def _analytics(self, *, later: bool) -> None:
         """The pipeline's groups and analytics jobs, once: later, Celery beat runs them hourly."""
         if OutcomeStat.objects.exists():
             return
         if not settings.DLO_SPARK_REMOTE and shutil.which("java") is None:
             self.stdout.write("no Java on this machine: the analytics wait for Java 17 and the pipeline "
                               "(Celery beat runs it hourly)")
+            return
+        if later:
+            from celery import chain
+
+            from console.jobs import tasks
+
+            ask_for_analytics()
+            chain(tasks.groups.si(), tasks.analytics.si()).apply_async()
+            self.stdout.write(f"the failure groups and analytics are computed once on Spark by the worker, in about "
+                              f"half a minute (its log: {log_file()})")
             return
         # pyspark loads only when asked for: most runs of the demo need none of it.
         from console.jobs.kinds import resolving
