@@ -32,7 +32,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from console.access.actors import Actor
 from console.access.roles import MANAGE_BROKERS, has
@@ -52,11 +52,17 @@ class SafeguardError(Refusal):
 
 def rules_may_replay(letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
     """``letters`` without the quarantined ones and those whose origin's breaker is open."""
+    return letters.exclude(held_back_from_rules())
+
+
+def held_back_from_rules() -> Q:
+    """A letter no rule replays or forwards: quarantined, or its origin's breaker is open (never
+    NULL, so it may be negated)."""
     open_breaker = Origin.objects.filter(
         breaker_opened_at__isnull=False, broker_id=OuterRef("broker_id"), scope=OuterRef("place__scope"),
         name=OuterRef("origin_queue"),
     )
-    return letters.filter(quarantined_at__isnull=True).exclude(Exists(open_breaker))
+    return Q(quarantined_at__isnull=False) | Q(Exists(open_breaker))
 
 
 # -- settings --------------------------------------------------------------------------------

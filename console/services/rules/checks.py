@@ -24,7 +24,7 @@ What passes is cut into batches, one job each (one note for a hold).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,8 +47,19 @@ CODES = (QUARANTINED, BREAKER_OPEN, NOT_PERMITTED, OUT_OF_SCOPE, TARGET_REFUSED,
 #: Refusals that are the safeguards holding letters back, not the rule failing.
 SAFEGUARDS = frozenset({QUARANTINED, BREAKER_OPEN})
 
-#: A letter as the check step reads it: id, broker id, place id, the place's scope, origin queue.
-Row = tuple[int, int, int, str, str]
+@dataclass(frozen=True)
+class Lot:
+    """Letters the check step judges alike: one letter of a round (``ids`` holds it), or a dry
+    run's count of letters that share their broker, place, origin and safeguards (counted by
+    PostgreSQL, console.services.rules.deciding). ``quarantined`` matters to blocked letters only."""
+
+    count: int
+    broker_id: int
+    place_id: int
+    scope: str
+    origin: str
+    quarantined: bool = False
+    ids: tuple[int, ...] = ()
 
 
 class Decided(Protocol):
@@ -101,88 +112,95 @@ def action_of(rule: Rule, decision: Decided) -> str:
 def check(rule: Rule, action: str, decisions: Sequence[Decided], *, actor: RuleActor,
           topology: Topology | None = None) -> Checked:
     """The check step (see the module) for ``decisions`` of ``rule`` that all stand for ``action``."""
-    checked = Checked(action)
-    blocked = sorted(d.letter_id for d in decisions if d.what == "blocked")
-    if blocked:
-        checked.refused += _safeguarded(action, blocked)
-    ids = sorted(d.letter_id for d in decisions if d.what != "blocked")
-    if not ids:
+    blocked = {d.letter_id for d in decisions if d.what == "blocked"}
+    rows = DeadLetter.objects.filter(id__any=[d.letter_id for d in decisions]).order_by("id").values_list(
+        "id", "broker_id", "place_id", "place__scope", "origin_queue", "quarantined_at")
+    lots = [Lot(1, broker_id, place_id, scope, origin, quarantined_at is not None, (letter_id,))
+            for letter_id, broker_id, place_id, scope, origin, quarantined_at in rows]
+    verdict = judge(rule, action, [lot for lot in lots if lot.ids[0] in blocked],
+                    [lot for lot in lots if lot.ids[0] not in blocked], actor=actor, topology=topology or Topology())
+    checked = Checked(action, refused=[Refused(action, code, reason, [i for lot in refused for i in lot.ids])
+                                       for code, reason, refused in verdict.refused])
+    if not verdict.run:
         return checked
-    if action == "next_rule":  # nothing to do here: the next matching rule decides
-        checked.batches.append(ids)
-        return checked
-    lacking = _not_permitted(actor, action)
-    if lacking:
-        checked.refused.append(Refused(action, NOT_PERMITTED, lacking, ids))
-        return checked
-    places_scope = scope_of(actor)
-    publishes = action in ("forward", "retry")
-    if places_scope.unlimited and not publishes:
-        checked.batches.append(ids)
-        return checked
-    rows = list(DeadLetter.objects.filter(id__any=ids).order_by("id")
-                .values_list("id", "broker_id", "place_id", "place__scope", "origin_queue"))
-    if not places_scope.unlimited:
-        outside = [row[0] for row in rows if not places_scope.allows(row[1], row[2])]
-        if outside:
-            checked.refused.append(Refused(action, OUT_OF_SCOPE, (
-                f"{len(outside)} of the letters are in dead places outside what the rule may act on (the scope of "
-                "whoever enabled it, narrowed to the rule's)"), outside))
-            rows = [row for row in rows if places_scope.allows(row[1], row[2])]
-    if publishes:
-        rows = _publishable(rule, action, rows, actor, topology or Topology(), checked)
-    if not rows:
-        return checked
-    if action == "forward":
+    if action == "forward":  # a move takes the letters of one broker
         by_broker: dict[int, list[int]] = defaultdict(list)
-        for row in rows:
-            by_broker[row[1]].append(row[0])
+        for lot in verdict.run:
+            by_broker[lot.broker_id] += lot.ids
         checked.batches += [by_broker[broker_id] for broker_id in sorted(by_broker)]
     else:
-        checked.batches.append([row[0] for row in rows])
+        checked.batches.append([i for lot in verdict.run for i in lot.ids])
     return checked
 
 
-def _queue(rule: Rule, action: str, row: Row) -> tuple[int, str, str]:
+@dataclass
+class Verdict:
+    """What the check step lets run and what it refuses: (code, reason, lots) each."""
+
+    run: list[Lot] = field(default_factory=list)
+    refused: list[tuple[str, str, list[Lot]]] = field(default_factory=list)
+
+
+def judge(rule: Rule, action: str, blocked: list[Lot], lots: list[Lot], *, actor: RuleActor,
+          topology: Topology) -> Verdict:
+    """The check step (see the module) over ``lots`` of ``rule`` that stand for ``action``, and
+    the ``blocked`` ones the safeguards hold back; the same for a round's letters one by one and
+    a dry run's counts."""
+    verdict = Verdict()
+    quarantined = [lot for lot in blocked if lot.quarantined]
+    if quarantined:
+        verdict.refused.append((QUARANTINED, "quarantined (a replay loop): no rule replays or forwards such a "
+                                             "letter until a person releases it", quarantined))
+    breaker = [lot for lot in blocked if not lot.quarantined]
+    if breaker:
+        verdict.refused.append((BREAKER_OPEN, "the breaker of their origin is open: no rule replays or forwards "
+                                              "its letters until a person closes it", breaker))
+    if not lots or action == "next_rule":  # nothing to do for a next_rule: the next matching rule decides
+        verdict.run = lots
+        return verdict
+    lacking = _not_permitted(actor, action)
+    if lacking:
+        verdict.refused.append((NOT_PERMITTED, lacking, lots))
+        return verdict
+    places_scope = scope_of(actor)
+    if not places_scope.unlimited:
+        outside = [lot for lot in lots if not places_scope.allows(lot.broker_id, lot.place_id)]
+        if outside:
+            verdict.refused.append((OUT_OF_SCOPE, (
+                f"{sum(lot.count for lot in outside)} of the letters are in dead places outside what the rule may "
+                "act on (the scope of whoever enabled it, narrowed to the rule's)"), outside))
+            lots = [lot for lot in lots if places_scope.allows(lot.broker_id, lot.place_id)]
+    if action in ("forward", "retry"):
+        lots = _publishable(rule, action, lots, actor, topology, verdict)
+    verdict.run = lots
+    return verdict
+
+
+def _queue(rule: Rule, action: str, lot: Lot) -> tuple[int, str, str]:
     """The queue a letter would be published into: the forward's target in its broker and vhost,
     or a retry's origin."""
-    _, broker_id, _, place_scope, origin = row
-    return (broker_id, rule.action["target"] if action == "forward" else origin, place_scope)
+    return (lot.broker_id, rule.action["target"] if action == "forward" else lot.origin, lot.scope)
 
 
-def _publishable(rule: Rule, action: str, rows: list[Row], actor: RuleActor, topology: Topology,
-                 checked: Checked) -> list[Row]:
-    refusals = queue_refusals(actor, {_queue(rule, action, row) for row in rows}, topology=topology)
+def _publishable(rule: Rule, action: str, lots: list[Lot], actor: RuleActor, topology: Topology,
+                 verdict: Verdict) -> list[Lot]:
+    """The lots whose queue the enabler may publish to; the others refused (each distinct queue asked once)."""
+    refusals = queue_refusals(actor, {_queue(rule, action, lot) for lot in lots}, topology=topology)
     if not refusals:
-        return rows
-    refused: dict[str, list[int]] = defaultdict(list)
+        return lots
+    refused: dict[str, list[Lot]] = defaultdict(list)
     kept = []
-    for row in rows:
-        refusal = refusals.get(_queue(rule, action, row))
+    for lot in lots:
+        refusal = refusals.get(_queue(rule, action, lot))
         if refusal is None:
-            kept.append(row)
+            kept.append(lot)
         else:
-            refused[str(refusal)].append(row[0])
+            refused[str(refusal)].append(lot)
     codes = {str(refusal): BROKER_UNREACHABLE if isinstance(refusal, Unconfirmed) else TARGET_REFUSED
              for refusal in refusals.values()}
-    for reason, letter_ids in refused.items():
-        checked.refused.append(Refused(action, codes[reason], f"{reason} (publishing as whoever enabled the rule)",
-                                       letter_ids))
+    for reason, of_reason in refused.items():
+        verdict.refused.append((codes[reason], f"{reason} (publishing as whoever enabled the rule)", of_reason))
     return kept
-
-
-def _safeguarded(action: str, ids: list[int]) -> list[Refused]:
-    quarantined = set(DeadLetter.objects.filter(id__any=ids, quarantined_at__isnull=False)
-                      .values_list("id", flat=True))
-    found = []
-    if quarantined:
-        found.append(Refused(action, QUARANTINED, "quarantined (a replay loop): no rule replays or forwards such a "
-                                                  "letter until a person releases it", sorted(quarantined)))
-    rest = [letter_id for letter_id in ids if letter_id not in quarantined]
-    if rest:
-        found.append(Refused(action, BREAKER_OPEN, "the breaker of their origin is open: no rule replays or forwards "
-                                                   "its letters until a person closes it", rest))
-    return found
 
 
 def _not_permitted(actor: RuleActor, action: str) -> str:
@@ -198,21 +216,20 @@ def _not_permitted(actor: RuleActor, action: str) -> str:
 
 # -- what a dry run reports ------------------------------------------------------------------
 
-def told(rule: Rule, decisions: Sequence[Decided], *, actor: RuleActor) -> dict[str, Any]:
-    """The check step over ``rule``'s decisions, as a dry run reports it: per action how many
-    letters it takes (``by_action``), how many of those would run (``would_run``), and what would
-    be refused (``refused``: action, code, reason and count, largest first)."""
-    grouped: dict[str, list[Decided]] = defaultdict(list)
-    for decision in decisions:
-        grouped[action_of(rule, decision)].append(decision)
+def told(rule: Rule, lots: Mapping[str, tuple[list[Lot], list[Lot]]], *, actor: RuleActor) -> dict[str, Any]:
+    """The check step over ``rule``'s letters counted per action (blocked lots, the others), as
+    a dry run reports it: per action how many letters it takes (``by_action``), how many of
+    those would run (``would_run``), and what would be refused (``refused``: action, code, reason
+    and count, largest first)."""
     topology = Topology()  # each broker asked once for every action
     by_action: dict[str, int] = {}
     would_run: dict[str, int] = {}
     refused: list[dict[str, Any]] = []
-    for action, group in grouped.items():
-        checked = check(rule, action, group, actor=actor, topology=topology)
-        by_action[action], would_run[action] = len(group), checked.runs
-        refused += [{"action": action, "code": r.code, "reason": r.reason, "count": len(r.letter_ids)}
-                    for r in checked.refused]
+    for action, (blocked, others) in lots.items():
+        verdict = judge(rule, action, blocked, others, actor=actor, topology=topology)
+        by_action[action] = sum(lot.count for lot in (*blocked, *others))
+        would_run[action] = sum(lot.count for lot in verdict.run)
+        refused += [{"action": action, "code": code, "reason": reason, "count": sum(lot.count for lot in of_reason)}
+                    for code, reason, of_reason in verdict.refused]
     refused.sort(key=lambda r: (-r["count"], r["action"], r["code"], r["reason"]))
     return {"by_action": by_action, "would_run": would_run, "refused": refused}

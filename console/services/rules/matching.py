@@ -25,12 +25,12 @@ def in_rule_scope(rule: Rule, letters: QuerySet[DeadLetter]) -> QuerySet[DeadLet
 
 def matching(rule: Rule, letters: QuerySet[DeadLetter]) -> list[int]:
     """Ids of ``letters`` (in the rule's scope) that its ``match`` takes, in id order."""
-    with _without_jit():
+    with without_jit():
         return list(matches(rule, letters).order_by("id").values_list("id", flat=True))
 
 
 @contextmanager
-def _without_jit() -> Iterator[None]:
+def without_jit() -> Iterator[None]:
     """PostgreSQL's JIT, off for a rule's query: a body path's function makes the planner's
     estimate of a pass over a million letters large enough to compile the query, which took a
     good part of a dry run and saves nothing on a walk the functions dominate (see
@@ -59,7 +59,7 @@ def matching_each(rules: list[Rule], letters: QuerySet[DeadLetter]) -> list[set[
         for name, condition in zip(names, conditions, strict=True)
     }).order_by().values_list("id", *names)
     found: list[set[int]] = [set() for _ in rules]
-    with _without_jit():
+    with without_jit():
         for letter_id, *taken in rows.iterator(chunk_size=5000):
             for index, yes in enumerate(taken):
                 if yes:
