@@ -68,5 +68,6 @@ def test_every_figure_links_to_its_letters(spark, lake, custody, client, operato
     # Limited to one place: nothing of the whole history, page or API.
     RoleScope.objects.create(user=operator, place=place)
     assert "your access is limited" in client.get(reverse("analytics")).content.decode()
-    assert client.get("/api/analytics/").json() == {"limited": True, "computed_at": None, "overall": None,
-                                                    "groups": [], "origins": [], "busiest": {}, "arrivals": []}
+    assert client.get("/api/analytics/").json() == {"limited": True, "computing": False, "computed_at": None,
+                                                    "overall": None, "groups": [], "origins": [], "busiest": {},
+                                                    "arrivals": []}
