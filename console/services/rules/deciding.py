@@ -227,7 +227,9 @@ def decided(rule: Rule, earlier: list[Rule], letters: QuerySet[DeadLetter]) -> Q
         if each.action["kind"] == "retry" and each.action.get("then") == "next_rule":
             takes &= ~ladder_ran_out(each)
         name = f"earlier_{index}"
-        letters = letters.annotate(**{name: ExpressionWrapper(takes, output_field=BooleanField())})
+        # A condition PostgreSQL finds unknown (NULL) does not take the letter, as in decide().
+        letters = letters.annotate(**{name: Coalesce(ExpressionWrapper(takes, output_field=BooleanField()),
+                                                     Value(False))})
         taken_before |= Q(**{name: True})
     if earlier:
         letters = letters.exclude(taken_before)
