@@ -37,37 +37,50 @@ class JobTool(AgentTool):
                   preview_token: str, reason: str, asks: dict[str, Any]) -> dict[str, Any]:
         if not may_act(api.authorization):
             raise ApiRefused(403, NOT_ALLOWED)
-        name = self.action
         if not preview_token:
             if (letters is None) == (filter is None):
                 raise ApiRefused(400, "give letters (ids) or a filter, not both")
             chosen = {"letters": letters} if letters is not None else {"filter": filter}
             preview = api.post("/api/jobs/preview/", chosen)
-            return {"preview": {key: preview[key] for key in ("count", "by_origin", "sample", "arrived_since")
-                                if key in preview},
-                    "preview_token": previews.made(name, api.authorization, preview, asks),
-                    "to_act": f"Nothing is done yet. To {name.replace('_', ' ')} these {preview['count']} letters, "
-                              "call again with this preview_token and a reason (a person's).",
-                    "expires_in_seconds": previews.PREVIEW_SECONDS}
-        if not reason.strip():
-            raise ApiRefused(400, "a reason is needed to act (it is audited)")
-        try:
-            found = previews.read(preview_token, name, api.authorization)
-        except previews.PreviewRefused as exc:
-            raise ApiRefused(400, str(exc)) from None
-        job = api.post("/api/jobs/", {"action": name, "selection": found["selection"], "reason": reason,
+            return self.offer(api, {key: preview[key] for key in ("count", "by_origin", "sample", "arrived_since")
+                                    if key in preview}, preview, asks,
+                              f"{self.action.replace('_', ' ')} these {preview['count']} letters")
+        found = self.previewed(api, preview_token, reason)
+        job = api.post("/api/jobs/", {"action": self.action, "selection": found["selection"], "reason": reason,
                                       **found["asks"]})
         return {"job": job, "note": "A job waiting for approval acts once a second person approves it."}
 
+    def offer(self, api: Api, shown: dict[str, Any], preview: dict[str, Any], asks: dict[str, Any],
+              what: str) -> dict[str, Any]:
+        """The first call's answer: what would be done (``shown``) and the token that does it."""
+        return {"preview": shown,
+                "preview_token": previews.made(self.action, api.authorization, preview, asks),
+                "to_act": f"Nothing is done yet. To {what}, call again with this preview_token and a reason "
+                          "(a person's).",
+                "expires_in_seconds": previews.PREVIEW_SECONDS}
 
-class ReplayLetters(JobTool):
-    action = "replay"
-    description = ("Replay letters to the subscription each died in. Two calls: first without preview_token "
-                   "(nothing happens; you get the preview and a token), then with the token and a reason.")
+    def previewed(self, api: Api, preview_token: str, reason: str) -> dict[str, Any]:
+        """The second call: its reason, and what its token was made for."""
+        if not reason.strip():
+            raise ApiRefused(400, "a reason is needed to act (it is audited)")
+        try:
+            return previews.read(preview_token, self.action, api.authorization)
+        except previews.PreviewRefused as exc:
+            raise ApiRefused(400, str(exc)) from None
+
+
+class LettersJobTool(JobTool):
+    """The tool of a job kind that asks for nothing more than its letters."""
 
     def run(self, api: Api, letters: Letters = None, filter: Filter = None, preview_token: Token = "",
             reason: Reason = "") -> dict[str, Any]:
         return self.two_steps(api, letters, filter, preview_token, reason, {})
+
+
+class ReplayLetters(LettersJobTool):
+    action = "replay"
+    description = ("Replay letters to the subscription each died in. Two calls: first without preview_token "
+                   "(nothing happens; you get the preview and a token), then with the token and a reason.")
 
 
 class MoveLetters(JobTool):
@@ -81,24 +94,16 @@ class MoveLetters(JobTool):
         return self.two_steps(api, letters, filter, preview_token, reason, {"target": target})
 
 
-class MarkLettersFailed(JobTool):
+class MarkLettersFailed(LettersJobTool):
     action = "mark_failed"
     description = ("Mark letters failed (kept, never replayed). Two calls: preview, then act with the "
                    "preview_token and a reason.")
 
-    def run(self, api: Api, letters: Letters = None, filter: Filter = None, preview_token: Token = "",
-            reason: Reason = "") -> dict[str, Any]:
-        return self.two_steps(api, letters, filter, preview_token, reason, {})
 
-
-class PurgeLetters(JobTool):
+class PurgeLetters(LettersJobTool):
     action = "purge"
     description = ("Purge letters (their bodies are erased; cannot be undone). Two calls: preview, then act with "
                    "the preview_token and a reason; the job then waits for a second person's approval.")
-
-    def run(self, api: Api, letters: Letters = None, filter: Filter = None, preview_token: Token = "",
-            reason: Reason = "") -> dict[str, Any]:
-        return self.two_steps(api, letters, filter, preview_token, reason, {})
 
 
 class EditAndReplay(JobTool):
@@ -120,18 +125,9 @@ class EditAndReplay(JobTool):
             letter = api.get(f"/api/letters/{letter_id}/")
             edit = {"body": body} if body else {"decoded": decoded}
             preview = {"selection": {"ids": [letter_id]}, "edit": edit}
-            return {"preview": {"letter": letter_id, "origin_queue": letter.get("origin_queue"),
-                                "state": letter.get("state")},
-                    "preview_token": previews.made(self.action, api.authorization, preview, edit),
-                    "to_act": "Nothing is done yet. To replay the edited copy, call again with this preview_token "
-                              "and a reason (a person's).",
-                    "expires_in_seconds": previews.PREVIEW_SECONDS}
-        if not reason.strip():
-            raise ApiRefused(400, "a reason is needed to act (it is audited)")
-        try:
-            found = previews.read(preview_token, self.action, api.authorization)
-        except previews.PreviewRefused as exc:
-            raise ApiRefused(400, str(exc)) from None
+            return self.offer(api, {"letter": letter_id, "origin_queue": letter.get("origin_queue"),
+                                    "state": letter.get("state")}, preview, edit, "replay the edited copy")
+        found = self.previewed(api, preview_token, reason)
         if found["selection"].get("ids") != [letter_id]:
             raise ApiRefused(400, "this preview token was made for another letter: preview again")
         job = api.post(f"/api/letters/{letter_id}/edit-replay/", {**found["asks"], "reason": reason})

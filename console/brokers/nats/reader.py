@@ -103,9 +103,9 @@ class Tracker:
 class Followed:
     place: PlaceRef
     trackers: list[Tracker]
+    acked: RecentAcks  # acknowledged a moment ago (``holds``)
     waiting: list[Msg] = field(default_factory=list)  # arrived, not yet taken
     taken: dict[int, Msg] = field(default_factory=dict)  # taken, not yet acknowledged, by ``seq_of``
-    acked: RecentAcks = field(default_factory=lambda: RecentAcks(TRACKER_ACK_WAIT))
     turn: int = 0  # which tracker asks first when both ask at once
     lost: bool = False
 
