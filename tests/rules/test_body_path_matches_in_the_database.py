@@ -222,10 +222,12 @@ def test_matching_reads_no_body_into_python(letter, memory_broker):
     with CaptureQueriesContext(connection) as queries:
         found = matching(rule, DeadLetter.objects.all())
     assert len(found) == 2
+    # The letters, and first the ids of those without their document yet (read by PostgreSQL).
     reads = [query["sql"] for query in queries if "console_deadletter" in query["sql"]]
-    assert len(reads) == 1
-    selected = reads[0].split(" FROM ")[0]
-    assert '"body"' not in selected, selected
+    assert 1 <= len(reads) <= 2
+    for read in reads:
+        selected = read.split(" FROM ")[0]
+        assert '"body"' not in selected, selected
 
 
 def test_a_captures_letters_match_before_and_after_their_documents_are_written(memory_broker):

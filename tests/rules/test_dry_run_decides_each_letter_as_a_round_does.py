@@ -12,10 +12,11 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from console.models import DeadLetter, LetterHandling, Rule
-from console.services.rules import dry_run
+from console.jobs.automation.rules_at_work import apply_rules
+from console.models import DeadLetter, LetterHandling, Origin, Rule, RuleInbox
+from console.services.rules import deciding, do_create_rule, dry_run
 from console.services.rules.deciding import decide
-from console.services.rules.matching import open_letters
+from console.services.rules.matching import enabled_rules, open_letters
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
@@ -77,3 +78,42 @@ def test_the_dry_run_counts_each_letter_as_decide_decides_it(memory_broker, oper
         "its parent ran out, marks failed", "draft retries", "draft's second try", "its own handling first, retries")}
     assert dry.would_run == {"retry": 4, "mark_failed": 2}
     assert [(r["action"], r["code"], r["count"]) for r in dry.refused] == [("retry", "quarantined", 1)]
+
+
+def test_once_the_rounds_have_decided_the_dry_run_asks_the_earlier_rules_only_what_is_left(
+        memory_broker, operator, settings, monkeypatch):
+    """Issue 50: a dry run asks the earlier rules only about the letters still in the rules' inbox
+    and those held back (quarantined, breaker open); every other open letter was decided by the
+    rounds, none taking it. The answer is decide()'s, and the same when every letter is asked."""
+    settings.DLO_BREAKER_SAME = settings.DLO_BREAKER_ANY = 1000
+    place = memory_place(memory_broker)
+    for name, match, action in [
+        ("acme waits", {"header": {"name": "tenant", "value": "acme"}}, {"kind": "hold"}),
+        ("loops", {"exception_type": "^Loop$"}, {"kind": "retry", "ladder": [{"delay_seconds": 0, "tries": 3}]}),
+        ("old ones wait", {"older_than_seconds": 3600, "exception_type": "^Old$"}, {"kind": "hold"}),
+    ]:
+        do_create_rule(actor=operator, name=name, match=match, action=action, enabled=True, reason="triage")
+    quiet = [store_letter(place, exception_type="KeyError").pk for _ in range(3)]
+    acme = [store_letter(place, headers={"tenant": "acme"}, exception_type="KeyError").pk for _ in range(2)]
+    quarantined = store_letter(place, exception_type="Loop").pk
+    DeadLetter.objects.filter(pk=quarantined).update(quarantined_at=timezone.now(), quarantine_reason="a loop")
+    behind_breaker = store_letter(place, exception_type="Loop", origin="payments").pk
+    Origin.objects.update_or_create(broker_id=place.broker_id, scope=place.scope, name="payments",
+                                    defaults={"breaker_opened_at": timezone.now(), "breaker_reason": "a storm"})
+    young = store_letter(place, exception_type="Old").pk  # the age rule waits for it: in the inbox, due later
+    for _ in range(5):
+        apply_rules()
+    assert sorted(LetterHandling.objects.filter(held=True).values_list("letter_id", flat=True)) == acme
+    assert list(RuleInbox.objects.values_list("letter_id", flat=True)) == [young]
+    arriving = store_letter(place, headers={"tenant": "acme"}, exception_type="KeyError").pk  # not decided yet
+
+    draft = Rule(name="everything", match={"exception_type": "."}, action={"kind": "hold"}, position=10_000)
+    asked_few = dry_run(draft, reader=operator)
+    monkeypatch.setattr(deciding, "INBOX_ASKED", 0)  # as when a rule set just changed: every letter is asked
+    asked_all = dry_run(draft, reader=operator)
+
+    rounds = [d for d in decide([*enabled_rules(), draft], open_letters()) if d.rule.pk is None]
+    # The young one is not old enough for its rule yet: the draft takes it, as the quiet ones.
+    assert asked_few.sample == asked_all.sample == sorted(d.letter_id for d in rounds) == sorted([*quiet, young])
+    assert asked_few.matched == asked_all.matched == 4
+    assert {quarantined, behind_breaker, arriving}.isdisjoint(asked_few.sample)

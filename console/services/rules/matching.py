@@ -67,12 +67,14 @@ def matching_each(rules: list[Rule], letters: QuerySet[DeadLetter]) -> list[set[
     return found
 
 
-def rule_condition(rule: Rule) -> Q:
+def rule_condition(rule: Rule, *, alone: bool = False) -> Q:
     """The rule's scope and ``match`` as one condition on a letter, among the whole rule set's
-    in one pass over the letters (:func:`matching_each`)."""
+    in one pass over the letters (:func:`matching_each`); ``alone``: each match kind in its form
+    for a pass of its own (a body path's documents found once by their index, not looked up
+    per letter: a dry run's earlier rules)."""
     condition = Q(place_id=rule.place_id) if rule.place_id is not None else (
         Q(broker_id=rule.broker_id) if rule.broker_id is not None else Q())
-    condition &= match_condition(rule.match or {}, alone=False)
+    condition &= match_condition(rule.match or {}, alone=alone)
     return condition if condition else Q(pk__isnull=False)
 
 
