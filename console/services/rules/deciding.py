@@ -29,6 +29,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from console.access.actors import Actor
 from console.access.scope import visible
@@ -215,18 +216,19 @@ INBOX_ASKED = 100_000
 
 
 def open_to_earlier_rules() -> Q | None:
-    """The open letters an enabled rule may still take: those the rounds have yet to decide (the
-    rules' inbox, due now or later: console.services.rule_inbox) and those held back from the
-    rules (quarantined, or their breaker open: a rule that took them waits). Every other open
-    letter was decided by the enabled rules, and none took it: a rule that takes a letter leaves
-    it held for a person or in its job, or, its action refused, in the inbox again, and a change
-    of the rule set puts in what it may decide otherwise. So a dry run asks the earlier rules
-    about these letters only, where asking them of a million held letters took most of its time.
-    None when the inbox holds more than :data:`INBOX_ASKED`."""
-    inbox = RuleInbox.objects.values("letter_id")
-    if inbox[INBOX_ASKED:INBOX_ASKED + 1].exists():
+    """The open letters an enabled rule may take now: those the rounds have yet to decide (the
+    rules' inbox rows due now: console.services.rule_inbox) and those held back from the rules
+    (quarantined, or their breaker open: a rule that took them waits). Every other open letter
+    was decided by the enabled rules, and none takes it now: a rule that takes a letter leaves it
+    held for a person or in its job, or, its action refused, in the inbox again; a change of the
+    rule set, or of the letter, puts it in due now; a row due later was put there by a round for
+    the age or the next try a rule waits for, and none takes it before. So a dry run asks the
+    earlier rules about these letters only, where asking them of a million held letters took most
+    of its time. None when more than :data:`INBOX_ASKED` are due."""
+    due = RuleInbox.objects.filter(due_at__lte=timezone.now()).values("letter_id")
+    if due[INBOX_ASKED:INBOX_ASKED + 1].exists():
         return None
-    return Q(pk__in=inbox) | held_back_from_rules()
+    return Q(pk__in=due) | held_back_from_rules()
 
 
 def decided(rule: Rule, earlier: list[Rule], letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
