@@ -225,8 +225,10 @@ def open_to_earlier_rules() -> Q | None:
     the age or the next try a rule waits for, and none takes it before. So a dry run asks the
     earlier rules about these letters only, where asking them of a million held letters took most
     of its time. None when more than :data:`INBOX_ASKED` are due."""
-    due = list(RuleInbox.objects.filter(due_at__lte=timezone.now()).values_list("letter_id", flat=True)[
-        :INBOX_ASKED + 1])
+    # In due order: one probe of the due_at index, as a round's take (the statistics may count
+    # every row due, and a plain scan of a million rows due later costs 80 ms).
+    due = list(RuleInbox.objects.filter(due_at__lte=timezone.now()).order_by("due_at").values_list(
+        "letter_id", flat=True)[:INBOX_ASKED + 1])
     if len(due) > INBOX_ASKED:
         return None
     # Named, not a subquery: PostgreSQL's estimate of the rows due (its statistics, taken when
