@@ -51,6 +51,9 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "place": VIEW,
     "place-groups": VIEW,
     "letters": VIEW,
+    "saved-views-nav": VIEW,
+    "saved-view-new": VIEW,
+    "saved-view": VIEW,
     "letter": VIEW,
     "jobs": VIEW,
     "job": VIEW,
@@ -77,6 +80,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "action-arrived": ACT,
     "letter-edit": ACT,
     "letter-release": ACT,
+    "letter-mark": ACT,
     # Handling rules: anyone sees them; operators make drafts, dry-run, enable (with the rights
     # the rule's action needs, checked by console.services.rules) and delete them.
     "rules": {"GET": VIEW, "*": ACT},
@@ -156,6 +160,10 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-place-capture": ACT,
     "api-place-shovel": ACT,
     "api-letters": VIEW,
+    # Saved views: anyone who may view keeps their own; the service lets only a view's owner (or
+    # an admin who manages users) change or delete it.
+    "api-views": VIEW,
+    "api-view": VIEW,
     # Letters leave as files: a right of its own (operators and admins), masked and scoped.
     "api-letters-export": EXPORT,
     "api-group-export": EXPORT,
@@ -163,6 +171,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Letters from another console's export come in as an admin's (of every place: the service).
     "api-imports": MANAGE_BROKERS,
     "api-letter": VIEW,
+    # Marking a letter "investigating": an operator's.
+    "api-letter-mark": ACT,
     "api-letter-edit-replay": ACT,
     # Lifting a safeguard lets automation replay again: acting on letters, as a replay is.
     "api-letter-release": ACT,

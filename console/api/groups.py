@@ -50,6 +50,7 @@ class GroupSerializer(MaskedSerializer):
     status = serializers.CharField()
     owner = serializers.CharField(allow_null=True)
     tags = serializers.ListField(child=serializers.CharField())
+    ticket = serializers.CharField(help_text="A link to the ticket its owner works in, or empty")
 
 
 class NoteSerializer(MaskedSerializer):
@@ -72,6 +73,8 @@ class GroupChangeSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=GroupTriage.Status.values, required=False)
     owner = serializers.CharField(required=False, allow_null=True, allow_blank=True, help_text="Username, or null")
     tags = serializers.ListField(child=serializers.CharField(max_length=50), required=False, max_length=20)
+    ticket = serializers.CharField(required=False, allow_blank=True, max_length=500,
+                                   help_text="An http(s) link to the ticket the owner works in; empty for none")
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
@@ -89,7 +92,7 @@ def _rows(request, params: dict, fingerprints: list[str] | None = None) -> list[
         row = decided.get(group.fingerprint)
         rows.append({**group.__dict__, "status": row.status if row else GroupTriage.Status.NEW,
                      "owner": row.owner.get_username() if row and row.owner else None,
-                     "tags": row.tags if row else []})
+                     "tags": row.tags if row else [], "ticket": row.ticket if row else ""})
     return rows
 
 

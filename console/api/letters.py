@@ -13,8 +13,10 @@ from django.db.models import BinaryField, QuerySet
 from django.db.models.functions import Substr
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
-from rest_framework import generics, serializers
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ParseError
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from console.access.masking import MaskedSerializer, redactor_for_request
 from console.access.redactor import PREVIEW_SOURCE_BYTES
@@ -22,12 +24,14 @@ from console.access.scope import visible
 from console.access.serializers import RedactedLetterMixin
 from console.access.traces import shown_trace, shown_traces
 from console.api.audit import AuditEventSerializer
+from console.api.errors import ErrorSerializer
 from console.api.filter_schema import parameters_of
 from console.api.keyset import KeysetPagination, cursor_of
 from console.decoders import reading
-from console.models import AuditEvent, DeadLetter
+from console.models import AuditEvent, DeadLetter, LetterMark
 from console.services.flights import flying, shown_state
 from console.services.letter_filters import LetterFilterSet
+from console.services.marks import do_mark_letter, do_unmark_letter
 from console.services.parsing import ApiIntegerField, FlagField
 from console.services.rules import handling_of
 from console.services.selection import COUNT_CAP, SelectionError, capped_count, visible_matches
@@ -134,12 +138,14 @@ class LetterSerializer(LetterSummarySerializer):
     audit = serializers.SerializerMethodField()
     quarantined = serializers.SerializerMethodField(help_text="No rule replays it until a person releases it")
     rule = serializers.SerializerMethodField(help_text="The rule that last acted on the letter's lineage, or null")
+    mark = serializers.SerializerMethodField(help_text='Marked "investigating": {owner, ticket, marked_by, '
+                                                       "marked_at}, or null")
 
     class Meta(LetterSummarySerializer.Meta):
         fields = [
             *LetterSummarySerializer.Meta.fields, "exception_stack", "envelope_details", "headers",
             "properties", "body", "decoded", "replayed_to", "replayed_at", "last_job", "capture_job", "lineage",
-            "audit", "replay_count", "quarantined", "quarantine_reason", "rule",
+            "audit", "replay_count", "quarantined", "quarantine_reason", "rule", "mark",
         ]
         read_only_fields = fields
 
@@ -149,6 +155,14 @@ class LetterSerializer(LetterSummarySerializer):
         if handling is None or handling.rule_id is None:
             return None
         return RuleHandlingSerializer(handling).data
+
+    @extend_schema_field(serializers.DictField(allow_null=True))
+    def get_mark(self, letter: DeadLetter) -> dict | None:
+        mark = LetterMark.objects.select_related("owner").filter(letter_id=letter.pk).first()
+        if mark is None:
+            return None
+        return {"owner": mark.owner.get_username() if mark.owner else None, "ticket": mark.ticket,
+                "marked_by": mark.marked_by, "marked_at": mark.marked_at}
 
     def get_quarantined(self, letter: DeadLetter) -> bool:
         return letter.quarantined_at is not None
@@ -236,3 +250,28 @@ class LetterDetail(generics.RetrieveAPIView):
     queryset = DeadLetter.objects.all()  # scope: console.access.api checks the URL's letter
     serializer_class = LetterSerializer
     lookup_url_kwarg = "letter_id"
+
+
+class LetterMarkInputSerializer(serializers.Serializer):
+    owner = serializers.CharField(required=False, allow_blank=True, default="",
+                                  help_text="Username (you, when empty)")
+    ticket = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
+                                   help_text="An http(s) link to the ticket")
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class LetterMarkView(APIView):
+    """Mark the letter "investigating" with an owner and a ticket link (an operator's; audited),
+    or take the mark away."""
+
+    @extend_schema(request=LetterMarkInputSerializer, responses={200: LetterSerializer, 400: ErrorSerializer})
+    def post(self, request, letter_id: int):
+        given = LetterMarkInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        do_mark_letter(letter_id, actor=request.user, **given.validated_data)
+        return Response(LetterSerializer(DeadLetter.objects.get(pk=letter_id), context={"request": request}).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, letter_id: int):
+        do_unmark_letter(letter_id, actor=request.user, reason=request.query_params.get("reason", ""))
+        return Response(status=status.HTTP_204_NO_CONTENT)

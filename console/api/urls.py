@@ -22,6 +22,7 @@ from console.api import (
     places,
     rules,
     safeguards,
+    saved_views,
 )
 
 urlpatterns = [
@@ -34,9 +35,12 @@ urlpatterns = [
     path("places/<int:place_id>/capture/", places.PlaceCapture.as_view(), name="api-place-capture"),
     path("places/<int:place_id>/shovel/", places.PlaceShovel.as_view(), name="api-place-shovel"),
     path("letters/", letters.LetterList.as_view(), name="api-letters"),
+    path("views/", saved_views.SavedViewList.as_view(), name="api-views"),
+    path("views/<int:view_id>/", saved_views.SavedViewDetail.as_view(), name="api-view"),
     path("letters/export/", exports.LetterExport.as_view(), name="api-letters-export"),
     path("imports/", imports.ImportList.as_view(), name="api-imports"),
     path("letters/<int:letter_id>/", letters.LetterDetail.as_view(), name="api-letter"),
+    path("letters/<int:letter_id>/mark/", letters.LetterMarkView.as_view(), name="api-letter-mark"),
     path("letters/<int:letter_id>/edit-replay/", edit_replay.LetterEditReplay.as_view(), name="api-letter-edit-replay"),
     path("letters/<int:letter_id>/release/", safeguards.LetterRelease.as_view(), name="api-letter-release"),
     path("origins/", safeguards.OriginList.as_view(), name="api-origins"),

@@ -7,7 +7,7 @@ from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.body_schema import BodyMapping, BodySchema
 from console.models.broker import Broker
 from console.models.claims import ClaimMapping, ClaimMappingLimit, ExternalIdentity, ProviderSession
-from console.models.group_work import GroupNote, GroupTriage
+from console.models.group_work import GroupNote, GroupTriage, LetterMark
 from console.models.history import FailureGroupDay, FailureGroupHistory, LakeWatermark
 from console.models.job import Job
 from console.models.letter import (
@@ -24,6 +24,7 @@ from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
 from console.models.redaction import RedactionRule
 from console.models.rule import LetterHandling, Rule, RuleInbox, RuleVersion
+from console.models.saved_view import SavedView
 from console.models.signin import SignInFailure
 
 __all__ = [
@@ -33,9 +34,10 @@ __all__ = [
     "ClaimMappingLimit", "ExternalIdentity", "ProviderSession", "Delivery", "DeadLetter",
     "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
-    "LakeWatermark", "LetterDocument", "LetterFlight", "LetterHandling", "LetterSearch", "LetterState", "Origin",
+    "LakeWatermark", "LetterDocument", "LetterFlight", "LetterHandling", "LetterMark", "LetterSearch", "LetterState",
+    "Origin",
     "OutcomeStat",
     "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "AgentGrant", "Rule", "RuleInbox",
-    "RuleVersion",
+    "RuleVersion", "SavedView",
     "Subscription",
 ]

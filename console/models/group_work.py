@@ -22,6 +22,7 @@ class GroupTriage(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="+")
     tags = models.JSONField(default=list, blank=True)
+    ticket = models.URLField(max_length=500, blank=True, help_text="A link to the ticket the owner works in")
     resolved_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -48,3 +49,16 @@ class GroupNote(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
+
+
+class LetterMark(models.Model):
+    """A letter marked "investigating" by a person (issue 51): who owns it now and the ticket
+    they work in. One mark per letter; taking it away deletes the row (both audited)."""
+
+    letter = models.OneToOneField("console.DeadLetter", on_delete=models.CASCADE, primary_key=True,
+                                  related_name="mark")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    ticket = models.URLField(max_length=500, blank=True)
+    marked_by = models.CharField(max_length=150)
+    marked_at = models.DateTimeField(auto_now=True)

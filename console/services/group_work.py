@@ -28,6 +28,7 @@ from console.notifications.events import Spread, notify
 from console.refusals import Refusal
 from console.services import audit
 from console.services.audit import actor_name
+from console.services.marks import clean_ticket
 
 #: Who reopens a resolved group that got new letters.
 GROUPS_ACTOR = "system:groups"
@@ -86,7 +87,7 @@ def _allowed(actor: Actor) -> None:
 
 @transaction.atomic
 def do_update_group(fingerprint: str, *, actor: Actor, reason: str = "", **changes: Any) -> GroupTriage:
-    """Change a group's ``status``, ``owner`` (a username or None) and ``tags``."""
+    """Change a group's ``status``, ``owner`` (a username or None), ``ticket`` (a link) and ``tags``."""
     _allowed(actor)
     letters = _letters(fingerprint, actor)
     row, _ = GroupTriage.objects.select_for_update().get_or_create(fingerprint=fingerprint)
@@ -103,6 +104,8 @@ def do_update_group(fingerprint: str, *, actor: Actor, reason: str = "", **chang
         if name and owner is None:
             raise GroupError(f"no active user {name!r}")
         row.owner = owner
+    if "ticket" in changes:
+        row.ticket = clean_ticket(changes["ticket"], GroupError)
     if "tags" in changes:
         tags = changes["tags"]
         if not isinstance(tags, list) or len(tags) > MAX_TAGS or not all(
@@ -169,9 +172,13 @@ def reopen_groups() -> list[str]:
                              details={"fingerprint": row.fingerprint, "new_letters": count})
             owner, fingerprint = row.owner, row.fingerprint
 
-            def told(count: int, place: DeadPlace | None, fingerprint: str = fingerprint) -> tuple[str, dict[str, Any]]:
-                return (f"resolved failure group {fingerprint[:8]} got {count} new letters: reopened",
-                        {"fingerprint": fingerprint, "new_letters": count})
+            named = {"owner": owner.get_username() if owner else None, "ticket": row.ticket}
+
+            def told(count: int, place: DeadPlace | None, fingerprint: str = fingerprint,
+                     named: dict[str, Any] = named) -> tuple[str, dict[str, Any]]:
+                owned = f" (owner {named['owner']})" if named["owner"] else ""
+                return (f"resolved failure group {fingerprint[:8]} got {count} new letters: reopened{owned}",
+                        {"fingerprint": fingerprint, "new_letters": count, **named})
 
             notify("group.reopened", key=f"reopened:{fingerprint}", subject="", details={},
                    spread=Spread({places[pk]: n for pk, n in counts.items() if pk in places}, told),
@@ -185,4 +192,5 @@ def _is_owner(owner: AbstractBaseUser | None, user: AbstractBaseUser) -> bool:
 
 
 def _facts(row: GroupTriage) -> dict[str, Any]:
-    return {"status": row.status, "owner": row.owner.get_username() if row.owner else None, "tags": list(row.tags)}
+    return {"status": row.status, "owner": row.owner.get_username() if row.owner else None, "tags": list(row.tags),
+            "ticket": row.ticket}

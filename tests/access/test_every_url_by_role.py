@@ -18,6 +18,7 @@ from console.models import Job, Origin, RedactionRule, RoleScope
 from console.services.brokers import do_add_broker
 from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
+from console.services.saved_views import do_save_view
 from tests.access.conftest import ROLES
 from tests.web.factory import memory_place, store_letter, uploaded_mapping, uploaded_schema
 
@@ -63,7 +64,9 @@ def ids(memory_broker, people, operator) -> dict[str, int]:
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
             "rule_id": rule.pk, "redaction_rule_id": rule.pk, "user_id": operator.pk, "origin_id": origin.pk,
             "fingerprint": letter.fingerprint, "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
-            "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
+            "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk,
+            "view_id": do_save_view(actor=people["admin"], name="every letter", filter={"state": "held"},
+                                    sharing="everyone").pk}
 
 
 #: URL keywords naming a broker, place, letter, job or origin: the objects a scope limits.

@@ -59,6 +59,9 @@ def planted(memory_broker, people, signed_in_as) -> dict:
             "rule_id": rule["id"], "redaction_rule_id": redaction["id"], "user_id": people["operator"].pk,
             "origin_id": Origin.objects.filter(broker=broker).first().pk, "fingerprint": fingerprint,
             "channel_id": channel["id"], "letters": [letter.pk for letter in letters],
+            "view_id": _post(admin, "/api/views/", {"name": f"card {CARD}", "description": f"about {CARD}",
+                                                    "filter": {"header_value": CARD, "header": "x-card"},
+                                                    "sharing": "everyone"})["id"],
             "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
 
 

@@ -22,6 +22,7 @@ from console.models import AuditEvent, DeadLetter, Job, Origin
 from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
 from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
+from console.services.saved_views import do_save_view
 from tests.access.conftest import ROLES
 from tests.access.test_every_url_by_role import every_url, filled
 from tests.rabbitmq.kit import MANAGEMENT_URL, PASSWORD, USER, RabbitKit
@@ -126,12 +127,13 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
     letter = DeadLetter.objects.filter(broker=rabbit).first()
     job = letter.last_job
     channel = do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk
+    view = do_save_view(actor=operator, name="rabbit's", filter={"broker": str(rabbit.pk)}, sharing="everyone").pk
     for broker in (mem, rabbit, down):
         place = broker.places.first() or letter.place
         ids = {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
                "rule_id": rule.pk, "redaction_rule_id": rule.pk, "user_id": operator.pk,
                "origin_id": Origin.objects.get(broker=letter.broker, name=letter.origin_queue).pk,
-               "channel_id": channel, "fingerprint": letter.fingerprint,
+               "channel_id": channel, "fingerprint": letter.fingerprint, "view_id": view,
                "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
         for role in ROLES:
             client = signed_in_as(people[role])

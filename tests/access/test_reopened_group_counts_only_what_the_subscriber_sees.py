@@ -45,14 +45,19 @@ def test_a_reopened_group_tells_its_owner_only_the_letters_they_may_see(places_a
     do_subscribe(actor=people["admin"], channel=do_add_channel(actor=people["admin"], name="owner's", kind="webhook",
                                                                target=http.url),
                  events=["group.reopened"], user=owner)
-    resolved = _as(owner).patch(f"/api/groups/{fp}/", {"status": "resolved", "owner": owner.username}, format="json")
+    resolved = _as(owner).patch(f"/api/groups/{fp}/", {"status": "resolved", "owner": owner.username,
+                                                        "ticket": "https://tracker.example.com/OPS-12"}, format="json")
     assert resolved.status_code == 200, resolved.content
+    assert resolved.json()["ticket"] == "https://tracker.example.com/OPS-12"
     _dies_in(a, 2)
     _dies_in(b, 3)
 
     assert reopen_groups() == [fp]
     _send_all()
     (told,) = http.json()
+    # Issue 51: the message names the group's owner and the ticket they work in.
+    assert f"(owner {owner.username})" in told["subject"]
+    assert (told["details"]["owner"], told["details"]["ticket"]) == (owner.username, "https://tracker.example.com/OPS-12")
     if owner_is_limited:
         assert (told["place"], told["details"]["new_letters"]) == (str(a), 2)
         assert "got 2 new letters" in told["subject"]

@@ -21,6 +21,7 @@ from console.services.channels import do_add_channel, do_subscribe
 from console.services.group_work import do_add_note
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
+from console.services.saved_views import do_save_view
 from tests.access.conftest import B_SECRETS, shows_nothing_of_b
 from tests.access.test_every_url_by_role import body_text, every_url, filled
 from tests.web.factory import store_letter, uploaded_mapping, uploaded_schema
@@ -61,6 +62,9 @@ def world(places_a_and_b, people, django_user_model):
     redaction = do_set_redaction_rule(actor="tests", kind="header", pattern="authorization")
     common = {"broker_id": a.broker_id, "redaction_rule_id": redaction.pk, "user_id": places_a_and_b.otto.pk,
               "channel_id": channel.pk, "body_schema_id": uploaded_schema().pk,
+              # A view of B's place, shared with everyone: a user limited to A opens it and finds none of B.
+              "view_id": do_save_view(actor=ada, name="the other place", filter={"place": b.pk},
+                                      sharing="everyone").pk,
               "body_mapping_id": uploaded_mapping().pk}
     inside = {**common, "place_id": a.pk, "letter_id": places_a_and_b.a_letter.pk, "job_id": a_job.pk,
               "rule_id": a_rule.pk, "origin_id": Origin.objects.get(name="orders").pk,

@@ -13,6 +13,7 @@ from console.models import DeadLetter, DeadPlace, Job, Origin
 from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
+from console.services.saved_views import do_save_view
 from tests.api.helpers import dead_message
 from tests.web.factory import uploaded_mapping, uploaded_schema
 
@@ -53,6 +54,7 @@ def existing_ids(capture, operator) -> dict[str, int]:
         "redaction_rule_id": do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk,
         "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
         "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk,
+        "view_id": do_save_view(actor=operator, name="every letter", filter={}, sharing="everyone").pk,
     }
 
 

@@ -17,6 +17,7 @@ from console.models import Origin
 from console.services.channels import do_add_channel
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
+from console.services.saved_views import do_save_view
 from tests.access.test_every_url_by_role import every_url, filled
 from tests.web.factory import memory_place, store_letter, uploaded_mapping, uploaded_schema
 
@@ -46,6 +47,7 @@ def ids(memory_broker, operator) -> dict[str, int | str]:
     return {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
             "rule_id": rule.pk, "redaction_rule_id": redaction.pk, "user_id": operator.pk, "origin_id": origin.pk,
             "fingerprint": letter.fingerprint, "channel_id": channel.pk,
+            "view_id": do_save_view(actor=operator, name="held ones", filter={"state": "held"}).pk,
             "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
 
 

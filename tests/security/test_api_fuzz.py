@@ -109,12 +109,14 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
     from console.services.channels import do_add_channel
     from console.services.redaction import do_set_redaction_rule
     from console.services.rules import do_create_rule
+    from console.services.saved_views import do_save_view
 
     rule = do_create_rule(actor=operator, name="fuzz seed", action={"kind": "hold"})
     channel = do_add_channel(actor="tests", name="fuzz", kind="webhook", target="http://127.0.0.1:9/hook")
     return {"broker_id": [broker.pk], "place_id": [place.pk], "letter_id": letters, "job_id": jobs,
             "origin_id": list(Origin.objects.values_list("pk", flat=True)), "rule_id": [rule.pk],
             "channel_id": [channel.pk], "body_schema_id": [uploaded_schema().pk],
+            "view_id": [do_save_view(actor=operator, name="fuzz", filter={}).pk],
             "body_mapping_id": [uploaded_mapping().pk],
             "redaction_rule_id": [do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk],
             "fingerprint": sorted(set(DeadLetter.objects.filter(pk__in=letters).values_list("fingerprint", flat=True)))}

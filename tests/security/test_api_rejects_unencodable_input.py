@@ -49,7 +49,7 @@ def test_the_refusal_names_the_problem(api):
     assert not AuditEvent.objects.filter(action="broker.test").exists()  # refused before any test
 
 
-def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
+def test_every_operation_with_a_body_refuses_it_at_the_door(api, place, operator):
     """Every operation the OpenAPI document gives a JSON body, including any added later."""
     from drf_spectacular.generators import SchemaGenerator
 
@@ -60,6 +60,7 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
     from console.services.channels import do_add_channel
     from console.services.redaction import do_set_redaction_rule
     from console.services.rules import do_create_rule
+    from console.services.saved_views import do_save_view
 
     letter = store_letter(place)
     ids = {"broker_id": place.broker_id, "place_id": place.pk, "letter_id": letter.pk,
@@ -68,6 +69,7 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place):
            "rule_id": do_create_rule(actor="tests", name="a rule to name", action={"kind": "hold"}).pk,
            "redaction_rule_id": do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk,
            "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/h").pk,
+           "view_id": do_save_view(actor=operator, name="a view to name", filter={}).pk,
            "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
     before = AuditEvent.objects.count()
     checked = []

@@ -50,6 +50,8 @@ def group_change(request, fingerprint: str):
         raise Http404("no such failure group among the letters you may see")
     changes = {"status": request.POST.get("status", ""), "owner": request.POST.get("owner", "").strip() or None,
                "tags": [tag.strip() for tag in request.POST.get("tags", "").split(",") if tag.strip()]}
+    if "ticket" in request.POST:
+        changes["ticket"] = request.POST["ticket"]
     try:
         if request.POST.get("note", "").strip():
             do_add_note(fingerprint, actor=request.user, text=request.POST["note"])

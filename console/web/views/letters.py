@@ -4,25 +4,28 @@ Letters page across places."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access.redaction_policy import ShownContent, for_user, mask_envelopes, mask_events
-from console.access.roles import ACT, has
+from console.access.roles import ACT, ROLES, has
 from console.access.scope import visible
 from console.access.traces import shown_trace
 from console.decoders.reading import readable, where_of, writes
 from console.jobs.door.requests import request_job
 from console.letters import compression
 from console.letters.compression import Decoded
-from console.models import AuditEvent, DeadLetter
+from console.models import AuditEvent, DeadLetter, LetterMark
 from console.services.edit import EDITABLE_STATES, edit_diff
 from console.services.flights import shown_state
 from console.services.jobs import JobError
+from console.services.marks import MarkError, do_mark_letter, do_unmark_letter
 from console.services.parsing import ascii_whole_number
 from console.services.rules import handling_of
+from console.services.saved_views import kept_filter
 from console.services.selection import clean_filter
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
 from console.web.display import BodyView, body_view, letter_tables, value_rows
@@ -62,6 +65,7 @@ def _render_letter(request, letter: DeadLetter, edit_form: EditLetterForm | None
     mask_envelopes(request.user, returns)
     context = {
         "handling": handling_of(letter),
+        "mark": LetterMark.objects.select_related("owner").filter(letter_id=letter.pk).first(),
         "letter": letter,
         "headers": value_rows(shown.headers),
         "properties": value_rows(shown.properties),
@@ -163,5 +167,23 @@ def letter_list(request):
         found = listing(request.user, filters, after, sort=sort_named(request.GET.get("sort")))
         context = {"filter_form": filter_form, "filters_active": bool(filters), "more_filters": more.items(),
                    "hidden_filter": LetterFilterForm(initial=filters, prefix=FILTER_PREFIX),
-                   "preselect_all": request.GET.get("select_all") == "1"}
+                   "preselect_all": request.GET.get("select_all") == "1",
+                   # Saving the filter as a view (console.web.views.saved_views).
+                   "kept": kept_filter(request.GET), "roles": list(ROLES)}
     return render(request, "web/letters.html", {"found": found, "event": event, **context})
+
+
+@require_POST
+def letter_mark(request, letter_id: int):
+    """Mark the letter "investigating" (owner, ticket link), or take the mark away (audited)."""
+    try:
+        if request.POST.get("unmark"):
+            do_unmark_letter(letter_id, actor=request.user)
+            messages.success(request, f"Letter {letter_id} is no longer marked.")
+        else:
+            do_mark_letter(letter_id, actor=request.user, owner=request.POST.get("owner", ""),
+                           ticket=request.POST.get("ticket", ""))
+            messages.success(request, f"Letter {letter_id} is marked as investigating.")
+    except MarkError as exc:
+        messages.error(request, f"The mark was not saved: {exc}")
+    return redirect("letter", letter_id)

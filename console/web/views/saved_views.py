@@ -1,0 +1,112 @@
+"""Saved views on the pages (console.services.saved_views): a view's own page (its letters as
+the Letters page lists them, for the reader, to refine, tick and act on), saving the Letters
+page's filter as a view, its owner's changes, and the navigation's menu of views with counts."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from console.access.redaction_policy import for_user
+from console.access.roles import ROLES
+from console.models import SavedView
+from console.refusals import Refusal
+from console.services.saved_views import (
+    NAV_COUNT_CAP,
+    do_change_view,
+    do_delete_view,
+    do_save_view,
+    kept_filter,
+    may_change,
+    readable_views,
+    view_count,
+    view_for,
+)
+from console.services.selection import clean_filter
+from console.web.forms import FILTER_PREFIX, LetterFilterForm
+from console.web.letter_lists import listing
+from console.web.paging import sort_named
+
+#: The hidden copy of a filter in the "save as a view" form: ``view-<key>`` (as the templates write it).
+VIEW_PREFIX = "view-"
+
+
+@require_GET
+def saved_views_nav(request):
+    """The navigation's menu of views (an htmx partial loaded when it opens), each with its count
+    of the letters the reader may see."""
+    views = [(view, *view_count(view, request.user)) for view in readable_views(request.user)]
+    return render(request, "web/partials/saved_views_nav.html", {"views": views, "cap": NAV_COUNT_CAP})
+
+
+def saved_view(request, view_id: int):
+    """A view's page: its letters for the reader (a refinement in the query replaces the view's
+    filter on this page only), and, for its owner, its change and delete forms."""
+    view = view_for(request.user, view_id)
+    if request.method == "POST":
+        return _change(request, view)
+    refined = any(key in request.GET for key in LetterFilterForm.base_fields)
+    query = request.GET if refined else view.filter
+    filters = _filters(query)
+    # The forms show the view's filter as the reader may read it: someone else typed it, and a
+    # form's HTML (its hidden copies above all) is not masked on its way out.
+    redactor = None if refined else for_user(request.user)
+    shown = query if redactor is None else {key: redactor.text(str(value)) for key, value in query.items()}
+    shown_filters = _filters(shown)
+    return render(request, "web/saved_view.html", {
+        "view": view, "yours": may_change(view, request.user), "roles": list(ROLES),
+        "sharing_choices": SavedView.Sharing.choices, "refined": refined,
+        "found": listing(request.user, filters, request.GET.get("after"), sort=sort_named(request.GET.get("sort"))),
+        "filter_form": LetterFilterForm(shown), "filters_active": bool(filters),
+        "more_filters": [(key, value) for key, value in clean_filter(shown).items()
+                         if key not in LetterFilterForm.base_fields],
+        "hidden_filter": LetterFilterForm(initial=shown_filters, prefix=FILTER_PREFIX),
+        "kept": kept_filter(query),
+    })
+
+
+def _filters(query) -> dict[str, str]:
+    """The filter the Letters page makes of a query (its form's fields, and the other keys)."""
+    form = LetterFilterForm(query)
+    more = {key: value for key, value in clean_filter(query).items() if key not in form.fields}
+    return {**more, **form.filter_values()}
+
+
+@require_POST
+def saved_view_new(request):
+    """Keep the filter posted with the form (the Letters page's, or a view's refined) as a view."""
+    given = {key[len(VIEW_PREFIX):]: value for key, value in request.POST.items() if key.startswith(VIEW_PREFIX)}
+    try:
+        view = do_save_view(actor=request.user, name=request.POST.get("name", ""), filter=kept_filter(given),
+                            description=request.POST.get("description", ""),
+                            sharing=request.POST.get("sharing", SavedView.Sharing.PRIVATE),
+                            role=request.POST.get("role", ""))
+    except Refusal as exc:
+        messages.error(request, f"The view was not saved: {exc}")
+        back = request.POST.get("back", "")
+        safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()})
+        return redirect(back if back and safe else "letters")
+    messages.success(request, f"Saved the view {view.name!r}.")
+    return redirect("saved-view", view.pk)
+
+
+def _change(request, view: SavedView):
+    if request.POST.get("delete"):
+        do_delete_view(view, actor=request.user)
+        messages.success(request, f"Deleted the view {view.name!r}.")
+        return redirect("letters")
+    changes = {key: request.POST[key] for key in ("name", "description", "sharing", "role") if key in request.POST}
+    if any(key.startswith(VIEW_PREFIX) for key in request.POST):
+        changes["filter"] = kept_filter({key[len(VIEW_PREFIX):]: value for key, value in request.POST.items()
+                                         if key.startswith(VIEW_PREFIX)})
+    if not changes:  # a form asking for nothing changes nothing
+        return redirect("saved-view", view.pk)
+    try:
+        do_change_view(view, actor=request.user, **changes)
+    except Refusal as exc:
+        messages.error(request, f"The view was not changed: {exc}")
+    else:
+        messages.success(request, f"Changed the view {view.name!r}.")
+    return redirect("saved-view", view.pk)
