@@ -241,6 +241,8 @@ CELERY_BEAT_SCHEDULE = {
     "discover-brokers": {"task": "console.discover_brokers", "schedule": env_int("DLO_DISCOVER_SECONDS", 300)},
     "apply-rules": {"task": "console.apply_rules", "schedule": env_int("DLO_RULES_SECONDS", 10)},
     "reopen-groups": {"task": "console.reopen_groups", "schedule": 60},
+    # The objectives on how long letters wait, judged (console.services.objectives).
+    "evaluate-objectives": {"task": "console.evaluate_objectives", "schedule": env_int("DLO_OBJECTIVES_SECONDS", 30)},
     # The search rows captures leave for later (console.services.search_rows); each capture
     # also queues this when it ends.
     "fill-search-rows": {"task": "console.fill_search_rows", "schedule": env_int("DLO_SEARCH_FILL_SECONDS", 60)},

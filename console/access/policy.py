@@ -49,6 +49,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     # Deciding about a group (status, owner, tags) and adding a note: an operator's.
     "group-change": ACT,
     "place": VIEW,
+    "objective-new": ACT,
+    "objective-delete": ACT,
     "place-groups": VIEW,
     "letters": VIEW,
     "saved-views-nav": VIEW,
@@ -162,6 +164,9 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-letters": VIEW,
     # Saved views: anyone who may view keeps their own; the service lets only a view's owner (or
     # an admin who manages users) change or delete it.
+    # Objectives on how long letters wait: read by all, set and deleted by operators.
+    "api-objectives": {"GET": VIEW, "*": ACT},
+    "api-objective": {"GET": VIEW, "*": ACT},
     "api-views": VIEW,
     "api-view": VIEW,
     # Letters leave as files: a right of its own (operators and admins), masked and scoped.

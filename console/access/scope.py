@@ -139,6 +139,7 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
         GroupCount,
         GroupNote,
         Job,
+        Objective,
         Origin,
         Rule,
         Subscription,
@@ -180,6 +181,10 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
     if model in (Subscription, Delivery):
         # One about a place the scope allows; about every place or none: only without limits.
         return queryset.filter(_within(scope, "place__broker_id", "place_id"))
+    if model is Objective:
+        # One on a place the scope allows, or on an origin the scope shows.
+        return queryset.filter(_within(scope, "place__broker_id", "place_id")
+                               | Q(origin__in=_narrowed(scope, Origin.objects.all())))
     if model is FailureGroupHistory:
         # The pipeline counts each group over every place at once: there is no part of it a
         # limited user could be shown without the others' counts, origins and brokers.
@@ -189,7 +194,8 @@ def _narrowed(scope: Scope, queryset: QuerySet) -> QuerySet:
 
 def visible(user, queryset: QuerySet) -> QuerySet:
     """``queryset`` narrowed to what ``user`` may see: brokers, places, letters, origins, jobs,
-    audit events, rules, group notes, subscriptions, deliveries or failure group history."""
+    audit events, rules, group notes, subscriptions, deliveries, objectives or failure group
+    history."""
     scope = scope_of(user)
     if scope.unlimited:
         return queryset
@@ -198,7 +204,7 @@ def visible(user, queryset: QuerySet) -> QuerySet:
 
 #: URL keyword -> the model whose row it names.
 _URL_OBJECTS = {"broker_id": "Broker", "place_id": "DeadPlace", "letter_id": "DeadLetter", "job_id": "Job",
-                "origin_id": "Origin"}
+                "origin_id": "Origin", "objective_id": "Objective"}
 
 
 def allows_url(user, kwargs: dict) -> bool:

@@ -17,7 +17,7 @@ from console.jobs import kinds
 from console.jobs.automation import periodic, rules_at_work
 from console.jobs.door import queueing, runner
 from console.notifications import delivery
-from console.services import group_counts, group_work, search_rows
+from console.services import group_counts, group_work, objectives, search_rows
 from console.services.analytics import computing_analytics
 
 
@@ -49,6 +49,11 @@ def apply_rules() -> dict[str, int]:
 @shared_task(name="console.reopen_groups")
 def reopen_groups() -> list[str]:
     return group_work.reopen_groups()
+
+
+@shared_task(name="console.evaluate_objectives")
+def evaluate_objectives() -> list[str]:
+    return [f"{objective.pk} {event}" for objective, event in objectives.evaluate_objectives()]
 
 
 @shared_task(name="console.fill_search_rows")

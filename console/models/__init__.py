@@ -20,6 +20,7 @@ from console.models.letter import (
     PendingAck,
 )
 from console.models.notify import Channel, Delivery, Subscription
+from console.models.objective import Objective
 from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
 from console.models.redaction import RedactionRule
@@ -35,7 +36,7 @@ __all__ = [
     "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
     "LakeWatermark", "LetterDocument", "LetterFlight", "LetterHandling", "LetterMark", "LetterSearch", "LetterState",
-    "Origin",
+    "Objective", "Origin",
     "OutcomeStat",
     "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "AgentGrant", "Rule", "RuleInbox",
     "RuleVersion", "SavedView",

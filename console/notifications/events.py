@@ -52,6 +52,9 @@ EVENTS = {
     "letter.quarantined": "a letter was quarantined (replay loop)",
     "breaker.opened": "an origin's breaker opened",
     "broker.down": "a broker has not answered for longer than the threshold, in minutes",
+    "objective.at_risk": "an objective on how long letters wait is at risk (past 80% of its time)",
+    "objective.breached": "an objective on how long letters wait is breached",
+    "objective.recovered": "an objective at risk or breached is met again",
 }
 
 #: Who of a subscription's members may be told of an event (those who may approve a job, ...).

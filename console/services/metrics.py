@@ -3,7 +3,9 @@ each scrape, so every gunicorn and Celery process answers the same.
 
 Gauges: ``dlo_place_depth``, ``dlo_place_held_letters`` and ``dlo_place_oldest_letter_age_seconds``
 (labels broker, place), ``dlo_letters`` (state), ``dlo_jobs`` (kind, status), ``dlo_broker_up``
-(broker: 1 answered the last check, 0 did not; no sample before the first check). Counters:
+(broker: 1 answered the last check, 0 did not; no sample before the first check),
+``dlo_objective_attainment`` and ``dlo_objective_oldest_age_seconds`` (broker, place, origin,
+objective, kind: as the objectives' last evaluation judged them). Counters:
 ``dlo_place_arrivals_total`` (letters ever taken into custody from a place, tombstones
 included, so it only grows) and ``dlo_rule_actions_total`` (rule, action: letters the rule's jobs
 handled, and letters it held for a person), ``dlo_notifications_failed_total`` (channel:
@@ -25,7 +27,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from console.access.redaction_policy import for_everyone
-from console.models import Broker, Channel, DeadPlace, Delivery, Job, LetterHandling, LetterState
+from console.models import Broker, Channel, DeadPlace, Delivery, Job, LetterHandling, LetterState, Objective
 from console.services import group_counts
 
 
@@ -57,6 +59,7 @@ class ConsoleCollector(Collector):
             up.add_metric([self.label(name)], 1 if reachable else 0)
         yield up
         yield self._rule_actions()
+        yield from self._objectives()
         failed = CounterMetricFamily("dlo_notifications_failed", "Notifications given up after every attempt",
                                      labels=["channel"])
         for name, n in Channel.objects.values_list("name").annotate(
@@ -88,6 +91,29 @@ class ConsoleCollector(Collector):
             oldest.add_metric(values, (now - first).total_seconds() if first else 0)
             arrivals.add_metric(values, sum(states.values()))
         yield from (depth, held, oldest, arrivals)
+
+    def _objectives(self) -> Iterator[Metric]:
+        """As the last evaluation judged them (console.services.objectives): labelled as the place
+        metrics are (broker, place: empty for an objective on an origin), with the objective's
+        name, its kind, and its origin (empty for one on a place)."""
+        labels = ["broker", "place", "origin", "objective", "kind"]
+        attainment = GaugeMetricFamily(
+            "dlo_objective_attainment", "Share of the letters of the last 7 days resolved within the objective's "
+            "time (0..1), of those whose outcome is known", labels=labels)
+        oldest = GaugeMetricFamily("dlo_objective_oldest_age_seconds",
+                                   "Age of the oldest held letter the objective is about (0 when none)", labels=labels)
+        for objective in Objective.objects.select_related("place__broker", "origin__broker"):
+            if objective.place is not None:
+                place = {"name": objective.place.name, "scope": objective.place.scope}
+                where = [objective.place.broker.name, _place_label(place), ""]
+            else:
+                assert objective.origin is not None  # one target (a constraint)
+                where = [objective.origin.broker.name, "", objective.origin.name]
+            values = [*(self.label(text) for text in where), self.label(objective.name), objective.kind]
+            if objective.attainment_7d is not None:
+                attainment.add_metric(values, objective.attainment_7d)
+            oldest.add_metric(values, objective.oldest_age_seconds or 0)
+        yield from (attainment, oldest)
 
     def _rule_actions(self) -> Metric:
         actions = CounterMetricFamily("dlo_rule_actions", "Letters a rule acted on, by what it did",

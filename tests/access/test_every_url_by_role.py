@@ -17,6 +17,7 @@ from console.jobs.door.requests import request_job
 from console.models import Job, Origin, RedactionRule, RoleScope
 from console.services.brokers import do_add_broker
 from console.services.channels import do_add_channel
+from console.services.objectives import do_set_objective
 from console.services.redaction import do_set_redaction_rule
 from console.services.saved_views import do_save_view
 from tests.access.conftest import ROLES
@@ -66,11 +67,13 @@ def ids(memory_broker, people, operator) -> dict[str, int]:
             "fingerprint": letter.fingerprint, "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
             "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk,
             "view_id": do_save_view(actor=people["admin"], name="every letter", filter={"state": "held"},
-                                    sharing="everyone").pk}
+                                    sharing="everyone").pk,
+            "objective_id": do_set_objective(actor=people["admin"], name="an hour", kind="oldest", seconds=3600,
+                                             place=place).pk}
 
 
 #: URL keywords naming a broker, place, letter, job or origin: the objects a scope limits.
-SCOPED_KEYWORDS = ("broker_id", "place_id", "letter_id", "job_id", "origin_id", "fingerprint")
+SCOPED_KEYWORDS = ("broker_id", "place_id", "letter_id", "job_id", "origin_id", "fingerprint", "objective_id")
 #: What the objects of ``ids`` show: the place's name, its letter's body.
 INSIDE_IDS = ("orders.dlq", '{"order": 1}', "&quot;order&quot;: 1")
 

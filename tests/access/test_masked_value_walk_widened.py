@@ -59,6 +59,8 @@ def planted(memory_broker, people, signed_in_as) -> dict:
             "rule_id": rule["id"], "redaction_rule_id": redaction["id"], "user_id": people["operator"].pk,
             "origin_id": Origin.objects.filter(broker=broker).first().pk, "fingerprint": fingerprint,
             "channel_id": channel["id"], "letters": [letter.pk for letter in letters],
+            "objective_id": _post(admin, "/api/objectives/", {"name": f"card {CARD}", "place": place.pk,
+                                                              "kind": "oldest", "seconds": 3600})["id"],
             "view_id": _post(admin, "/api/views/", {"name": f"card {CARD}", "description": f"about {CARD}",
                                                     "filter": {"header_value": CARD, "header": "x-card"},
                                                     "sharing": "everyone"})["id"],

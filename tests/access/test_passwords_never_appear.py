@@ -21,6 +21,7 @@ from console.jobs.door.runner import run_job
 from console.models import AuditEvent, DeadLetter, Job, Origin
 from console.services.brokers import check_broker, do_add_broker, do_discover, test_connection
 from console.services.channels import do_add_channel
+from console.services.objectives import do_set_objective
 from console.services.redaction import do_set_redaction_rule
 from console.services.saved_views import do_save_view
 from tests.access.conftest import ROLES
@@ -128,12 +129,14 @@ def test_no_password_in_logs_pages_api_audit_or_exports(rabbit_user, kit, people
     job = letter.last_job
     channel = do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk
     view = do_save_view(actor=operator, name="rabbit's", filter={"broker": str(rabbit.pk)}, sharing="everyone").pk
+    objective = do_set_objective(actor=operator, name="an hour", kind="oldest", seconds=3600, place=letter.place).pk
     for broker in (mem, rabbit, down):
         place = broker.places.first() or letter.place
         ids = {"broker_id": broker.pk, "place_id": place.pk, "letter_id": letter.pk, "job_id": job.pk,
                "rule_id": rule.pk, "redaction_rule_id": rule.pk, "user_id": operator.pk,
                "origin_id": Origin.objects.get(broker=letter.broker, name=letter.origin_queue).pk,
                "channel_id": channel, "fingerprint": letter.fingerprint, "view_id": view,
+               "objective_id": objective,
                "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
         for role in ROLES:
             client = signed_in_as(people[role])

@@ -19,6 +19,7 @@ from console.jobs.door.requests import request_job
 from console.models import DeadLetter, Origin, RoleScope
 from console.services.channels import do_add_channel, do_subscribe
 from console.services.group_work import do_add_note
+from console.services.objectives import do_set_objective
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from console.services.saved_views import do_save_view
@@ -65,6 +66,8 @@ def world(places_a_and_b, people, django_user_model):
               # A view of B's place, shared with everyone: a user limited to A opens it and finds none of B.
               "view_id": do_save_view(actor=ada, name="the other place", filter={"place": b.pk},
                                       sharing="everyone").pk,
+              "objective_id": do_set_objective(actor=ada, name="billing an hour", kind="oldest", seconds=3600,
+                                               place=b).pk,
               "body_mapping_id": uploaded_mapping().pk}
     inside = {**common, "place_id": a.pk, "letter_id": places_a_and_b.a_letter.pk, "job_id": a_job.pk,
               "rule_id": a_rule.pk, "origin_id": Origin.objects.get(name="orders").pk,

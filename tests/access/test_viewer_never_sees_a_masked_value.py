@@ -17,6 +17,7 @@ from django.utils import timezone
 from console.jobs.door.requests import request_job
 from console.models import BusyName, FailureGroupHistory, Job, Origin, OutcomeStat
 from console.services.channels import do_add_channel
+from console.services.objectives import do_set_objective
 from console.services.redaction import do_set_redaction_rule
 from console.services.saved_views import do_save_view
 from tests.access.test_every_url_by_role import every_url, filled
@@ -84,7 +85,9 @@ def seeded(memory_broker, people):
             "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
             "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk,
             "view_id": do_save_view(actor=people["operator"], name=f"card {CARD}", description=f"about {CARD}",
-                                    filter={"origin": f"o-{CARD}"}, sharing="everyone").pk}
+                                    filter={"origin": f"o-{CARD}"}, sharing="everyone").pk,
+            "objective_id": do_set_objective(actor=people["operator"], name=f"card {CARD}", kind="oldest",
+                                             seconds=3600, place=place).pk}
 
 
 def _urls(seeded) -> list[str]:

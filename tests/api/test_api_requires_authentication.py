@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from console.models import DeadLetter, DeadPlace, Job, Origin
 from console.services.channels import do_add_channel
+from console.services.objectives import do_set_objective
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from console.services.saved_views import do_save_view
@@ -55,6 +56,8 @@ def existing_ids(capture, operator) -> dict[str, int]:
         "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/hook").pk,
         "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk,
         "view_id": do_save_view(actor=operator, name="every letter", filter={}, sharing="everyone").pk,
+        "objective_id": do_set_objective(actor=operator, name="an hour", kind="oldest", seconds=3600,
+                                         place=letter.place).pk,
     }
 
 

@@ -15,6 +15,7 @@ from console.brokers.memory.adapter import Message
 from console.jobs.door.requests import request_job
 from console.models import Origin
 from console.services.channels import do_add_channel
+from console.services.objectives import do_set_objective
 from console.services.redaction import do_set_redaction_rule
 from console.services.rules import do_create_rule
 from console.services.saved_views import do_save_view
@@ -48,6 +49,8 @@ def ids(memory_broker, operator) -> dict[str, int | str]:
             "rule_id": rule.pk, "redaction_rule_id": redaction.pk, "user_id": operator.pk, "origin_id": origin.pk,
             "fingerprint": letter.fingerprint, "channel_id": channel.pk,
             "view_id": do_save_view(actor=operator, name="held ones", filter={"state": "held"}).pk,
+            "objective_id": do_set_objective(actor=operator, name="an hour", kind="oldest", seconds=3600,
+                                             place=place).pk,
             "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
 
 

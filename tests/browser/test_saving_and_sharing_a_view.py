@@ -1,6 +1,7 @@
 """Issue 51 in Chromium: an operator filters the Letters page, saves the filter as a view shared
-with everyone, opens it again from the navigation's Views menu (with its count), and renames it;
-a name holding a script is shown as text."""
+with everyone, opens it again from the navigation's Views menu (with its count), and renames it
+(a name holding a script is shown as text); then sets an objective on the place from its page
+and sees its state on the inventory."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.web.factory import memory_place, store_letter
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_save_the_filter_as_a_view_share_it_and_open_it_from_the_navigation(signed_in_page, memory_broker,
+def test_save_a_view_share_it_open_it_from_the_navigation_and_see_an_objective_on_the_inventory(signed_in_page, memory_broker,
                                                                             screenshot):
     place = memory_place(memory_broker)
     billing = [store_letter(place, b'{"n": 1}', origin="billing", exception_type="TimeoutError").pk
@@ -54,4 +55,16 @@ def test_save_the_filter_as_a_view_share_it_and_open_it_from_the_navigation(sign
     assert list(AuditEvent.objects.filter(action__startswith="view.").order_by("id").values_list(
         "action", flat=True)) == [
         "view.saved", "view.changed"]
+
+    # An objective on the place, set from its page, and its state on the inventory.
+    page.goto(f"/places/{place.pk}/")
+    page.get_by_text("Set an objective").click()
+    objective = page.get_by_role("form", name="Set an objective")
+    objective.get_by_label("Name", exact=True).fill("an hour")
+    objective.get_by_label("Minutes (D)").fill("60")
+    objective.get_by_role("button", name="Set the objective").click()
+    expect(page.locator("table.objectives")).to_contain_text("no letter waits longer than 3600 s")
+    page.goto("/")
+    expect(page.get_by_role("link", name="an hour: met")).to_be_visible()
+    screenshot(page, "objective_on_the_inventory")
     assert not page.watch.dialogs and not page.watch.errors

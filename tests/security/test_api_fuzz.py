@@ -107,6 +107,7 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
         jobs.append(answer.json()["id"])
     from console.models import DeadLetter, Origin
     from console.services.channels import do_add_channel
+    from console.services.objectives import do_set_objective
     from console.services.redaction import do_set_redaction_rule
     from console.services.rules import do_create_rule
     from console.services.saved_views import do_save_view
@@ -117,6 +118,7 @@ def seeded_ids(memory_broker, place, operator) -> dict[str, list[int]]:
             "origin_id": list(Origin.objects.values_list("pk", flat=True)), "rule_id": [rule.pk],
             "channel_id": [channel.pk], "body_schema_id": [uploaded_schema().pk],
             "view_id": [do_save_view(actor=operator, name="fuzz", filter={}).pk],
+            "objective_id": [do_set_objective(actor=operator, name="fuzz", kind="oldest", seconds=60, place=place).pk],
             "body_mapping_id": [uploaded_mapping().pk],
             "redaction_rule_id": [do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk],
             "fingerprint": sorted(set(DeadLetter.objects.filter(pk__in=letters).values_list("fingerprint", flat=True)))}

@@ -58,6 +58,7 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place, operator
     job = api.post(f"/api/places/{place.pk}/capture/", {"reason": "a job to name"}, format="json").json()
     from console.models import Origin
     from console.services.channels import do_add_channel
+    from console.services.objectives import do_set_objective
     from console.services.redaction import do_set_redaction_rule
     from console.services.rules import do_create_rule
     from console.services.saved_views import do_save_view
@@ -70,6 +71,8 @@ def test_every_operation_with_a_body_refuses_it_at_the_door(api, place, operator
            "redaction_rule_id": do_set_redaction_rule(actor="tests", kind="regex", pattern=r"\d{16}").pk,
            "channel_id": do_add_channel(actor="tests", name="ops", kind="webhook", target="http://127.0.0.1:9/h").pk,
            "view_id": do_save_view(actor=operator, name="a view to name", filter={}).pk,
+           "objective_id": do_set_objective(actor=operator, name="an hour", kind="oldest", seconds=3600,
+                                            place=place).pk,
            "body_schema_id": uploaded_schema().pk, "body_mapping_id": uploaded_mapping().pk}
     before = AuditEvent.objects.count()
     checked = []

@@ -17,6 +17,7 @@ from console.jobs.door.requests import request_job
 from console.models import Broker, DeadPlace, LetterState
 from console.services.brokers import do_discover
 from console.services.jobs import JobError
+from console.services.objectives import objectives_of_places
 from console.services.samples import recent_arrivals
 from console.web.charts import sparkline
 from console.web.forms import ReasonForm
@@ -44,9 +45,11 @@ def inventory_rows(user=None) -> list[tuple[Broker, list, list]]:
         .order_by("broker__name", "scope", "name")
     )
     arrivals = recent_arrivals([p.pk for p in places])
+    objectives = objectives_of_places(user, [p.pk for p in places])
     by_broker: dict[int, list[DeadPlace]] = {}
     for place in places:
         place.trend = sparkline(f"Arrivals in {place.name} over the last hour", arrivals[place.pk])
+        place.judged_objectives = objectives.get(place.pk, [])
         by_broker.setdefault(place.broker_id, []).append(place)
     return [
         (broker, kind_capabilities(broker.kind), by_broker.get(broker.pk, []))

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from console.access.scope import visible
 from console.brokers import adapter_class
 from console.models import DeadPlace, Job
+from console.services.objectives import objectives_of_places
 from console.web.action_forms import ShovelForm
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
 from console.web.letter_lists import listing
@@ -52,6 +53,7 @@ def place_letters(request, place_id: int):
         "found": found,
         "preselect_all": request.GET.get("select_all") == "1",
         "charts": trend_charts(request.user, place),
+        "objectives": objectives_of_places(request.user, [place.pk]).get(place.pk, []),
         # The whole-queue move is offered only where the broker can do it by itself.
         "shovel_form": ShovelForm() if adapter_class(place.broker.kind).can_move_server_side else None,
         "keep_job": visible(request.user, Job.objects.filter(kind="keep", place=place)).order_by("-id").first(),
