@@ -243,6 +243,8 @@ CELERY_BEAT_SCHEDULE = {
     "reopen-groups": {"task": "console.reopen_groups", "schedule": 60},
     # The objectives on how long letters wait, judged (console.services.objectives).
     "evaluate-objectives": {"task": "console.evaluate_objectives", "schedule": env_int("DLO_OBJECTIVES_SECONDS", 30)},
+    # The digests of saved views' new letters (console.services.view_subscriptions).
+    "tell-view-digests": {"task": "console.tell_view_digests", "schedule": 60},
     # The search rows captures leave for later (console.services.search_rows); each capture
     # also queues this when it ends.
     "fill-search-rows": {"task": "console.fill_search_rows", "schedule": env_int("DLO_SEARCH_FILL_SECONDS", 60)},

@@ -13,7 +13,7 @@ from console.access.masking import MaskedModelSerializer
 from console.access.scope import visible
 from console.api.errors import ErrorSerializer
 from console.api.filter_schema import parameters_of
-from console.models import Channel, DeadPlace, Delivery, Subscription
+from console.models import Channel, DeadPlace, Delivery, SavedView, Subscription
 from console.notifications.events import EVENTS
 from console.notifications.kinds.base import NotifyError
 from console.notifications.registry import KINDS
@@ -66,19 +66,26 @@ class SubscriptionSerializer(MaskedModelSerializer):
 
     class Meta:
         model = Subscription
-        fields = ["id", "channel", "user", "group", "events", "place", "threshold", "created_by", "created_at"]
+        fields = ["id", "channel", "user", "group", "events", "place", "threshold", "view", "digest_minutes",
+                  "created_by", "created_at"]
         read_only_fields = fields
 
 
 class SubscriptionInputSerializer(serializers.Serializer):
     channel = ApiIntegerField(min_value=1, max_value=2**63 - 1)
-    events = serializers.ListField(child=serializers.ChoiceField(choices=list(EVENTS)))
+    events = serializers.ListField(child=serializers.ChoiceField(choices=list(EVENTS)), required=False, default=list,
+                                   help_text="Events heard (view.letters alone, and by default, with view)")
     user = serializers.CharField(required=False, allow_null=True, default=None,
                                  help_text="Username (one of user and group; the caller when neither)")
     group = serializers.CharField(required=False, allow_null=True, default=None, help_text="Name of a group of users")
     place = ApiIntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1)
     threshold = ApiIntegerField(required=False, allow_null=True, default=None, min_value=0,
                                          max_value=2**31 - 1)
+    view = ApiIntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1,
+                           help_text="A saved view: its new letters (event view.letters), for one user")
+    digest_minutes = ApiIntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=1440,
+                                     help_text="With view: one message every N minutes with counts and a sample "
+                                               "(none: at once)")
 
 
 class DeliverySerializer(MaskedModelSerializer):
@@ -154,8 +161,12 @@ class SubscriptionList(APIView):
         if data["group"] and group is None:
             raise NotifyError(f"no group {data['group']!r}")
         user = user_named(data["user"]) if data["user"] else (None if group else request.user)
+        view = SavedView.objects.filter(pk=data["view"]).first() if data["view"] else None
+        if data["view"] and view is None:
+            raise NotifyError(f"no view {data['view']}")
         subscription = do_subscribe(actor=request.user, channel=channel, events=data["events"], user=user,
-                                    group=group, place=place, threshold=data["threshold"])
+                                    group=group, place=place, threshold=data["threshold"], view=view,
+                                    digest_minutes=data["digest_minutes"])
         return Response(SubscriptionSerializer(subscription).data, status=status.HTTP_201_CREATED)
 
 

@@ -17,7 +17,7 @@ from console.jobs import kinds
 from console.jobs.automation import periodic, rules_at_work
 from console.jobs.door import queueing, runner
 from console.notifications import delivery
-from console.services import group_counts, group_work, objectives, search_rows
+from console.services import group_counts, group_work, objectives, search_rows, view_subscriptions
 from console.services.analytics import computing_analytics
 
 
@@ -54,6 +54,11 @@ def reopen_groups() -> list[str]:
 @shared_task(name="console.evaluate_objectives")
 def evaluate_objectives() -> list[str]:
     return [f"{objective.pk} {event}" for objective, event in objectives.evaluate_objectives()]
+
+
+@shared_task(name="console.tell_view_digests")
+def tell_view_digests() -> int:
+    return view_subscriptions.tell_digests()
 
 
 @shared_task(name="console.fill_search_rows")

@@ -19,7 +19,7 @@ from console.models.letter import (
     LetterState,
     PendingAck,
 )
-from console.models.notify import Channel, Delivery, Subscription
+from console.models.notify import Channel, Delivery, Subscription, ViewMatch
 from console.models.objective import Objective
 from console.models.origin import Origin
 from console.models.place import DeadPlace, PlaceSample
@@ -40,5 +40,5 @@ __all__ = [
     "OutcomeStat",
     "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "AgentGrant", "Rule", "RuleInbox",
     "RuleVersion", "SavedView",
-    "Subscription",
+    "Subscription", "ViewMatch",
 ]

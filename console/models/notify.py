@@ -70,8 +70,28 @@ class Subscription(models.Model):
     events = models.JSONField(default=list)
     place = models.ForeignKey("console.DeadPlace", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     threshold = models.IntegerField(null=True, blank=True)
+    #: A subscription to a saved view's new letters (event ``view.letters``,
+    #: console.services.view_subscriptions): told at once, or every ``digest_minutes``.
+    view = models.ForeignKey("console.SavedView", null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="subscriptions")
+    digest_minutes = models.IntegerField(null=True, blank=True)
     created_by = models.CharField(max_length=150)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class ViewMatch(models.Model):
+    """A new letter a view subscription matched (console.services.view_subscriptions): each letter
+    is told once per subscription (``told_at``), at once or in the next digest."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="matches")
+    letter_id = models.BigIntegerField()
+    place = models.ForeignKey("console.DeadPlace", on_delete=models.CASCADE, related_name="+")
+    matched_at = models.DateTimeField()
+    told_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subscription", "letter_id"], name="view_match_once")]
+        indexes = [models.Index(fields=["subscription", "told_at"], name="view_match_untold")]
 
 
 class Delivery(models.Model):

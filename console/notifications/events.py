@@ -55,6 +55,7 @@ EVENTS = {
     "objective.at_risk": "an objective on how long letters wait is at risk (past 80% of its time)",
     "objective.breached": "an objective on how long letters wait is breached",
     "objective.recovered": "an objective at risk or breached is met again",
+    "view.letters": "new letters in a saved view, at once or as a digest (a subscription to the view)",
 }
 
 #: Who of a subscription's members may be told of an event (those who may approve a job, ...).
@@ -118,7 +119,6 @@ def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None
             channels[subscription.channel_id] = subscription.channel
     if not channels:
         return []
-    redactor = for_everyone()
     made = []
     for channel in channels.values():
         about = place
@@ -126,11 +126,19 @@ def notify(event: str, *, key: str, subject: str, place: DeadPlace | None = None
             places = heard[channel.pk]
             about = next(iter(places)) if len(places) == 1 else None
             subject, details = spread.told(sum(spread.counts[p] for p in places), about)
-        body = {"event": event, "about": EVENTS[event], "subject": redactor.string(subject),
-                "place": str(about) if about is not None else None,
-                "details": redactor.value(details or {}), "at": timezone.now().isoformat()}
-        made.append(queue(channel, event, key, about, body))
+        made.append(tell_channel(channel, event, key=key, subject=subject, details=details, place=about))
     return made
+
+
+def tell_channel(channel: Channel, event: str, *, key: str, subject: str, details: dict[str, Any] | None,
+                 place: DeadPlace | None) -> Delivery:
+    """Queue one message to one channel, its content masked as for a viewer: :func:`notify`'s, and
+    a subscription's own (a saved view's new letters, console.services.view_subscriptions)."""
+    redactor = for_everyone()
+    body = {"event": event, "about": EVENTS[event], "subject": redactor.string(subject),
+            "place": str(place) if place is not None else None,
+            "details": redactor.value(details or {}), "at": timezone.now().isoformat()}
+    return queue(channel, event, key, place, body)
 
 
 def _members(subscription: Subscription) -> list[Any]:
@@ -140,12 +148,17 @@ def _members(subscription: Subscription) -> list[Any]:
     return list(subscription.group.user_set.all()) if subscription.group is not None else []
 
 
+def creator_of(subscription: Subscription) -> Any:
+    """Whoever made the subscription: a user, or the name of a script or a command (unlimited,
+    as console.access.scope says of string actors)."""
+    creator = get_user_model().objects.filter(username=subscription.created_by).first()
+    return creator if creator is not None else subscription.created_by
+
+
 def _creator_scope(subscription: Subscription) -> Scope:
     """The scope of whoever made the subscription: a subscription never hears beyond it, so an
-    admin limited to A cannot make anyone hear of B through one. A name that is no user's is a
-    script's or a command's (unlimited, as console.access.scope says of string actors)."""
-    creator = get_user_model().objects.filter(username=subscription.created_by).first()
-    return scope_of(creator if creator is not None else subscription.created_by)
+    admin limited to A cannot make anyone hear of B through one."""
+    return scope_of(creator_of(subscription))
 
 
 def _may_hear(subscription: Subscription, place: DeadPlace | None, audience: Audience | None) -> bool:

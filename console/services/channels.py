@@ -22,13 +22,14 @@ from console.access.actors import Actor
 from console.access.roles import MANAGE_USERS, has
 from console.access.scope import OutOfScope, scope_of
 from console.channel_targets import MASK, split_target
-from console.models import Channel, DeadPlace, Delivery, Subscription
+from console.models import Channel, DeadPlace, Delivery, SavedView, Subscription
 from console.notifications.delivery import send_after_commit
 from console.notifications.events import EVENTS
 from console.notifications.kinds.base import NotifyError
 from console.notifications.registry import kind_of
 from console.services import audit
 from console.services.audit import actor_name
+from console.services.saved_views import readable_views
 
 
 @transaction.atomic
@@ -144,8 +145,8 @@ def do_delete_channel(channel: Channel, *, actor: Actor) -> None:
 
 
 def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user: User | None = None,
-                 group: Group | None = None,
-                 place: DeadPlace | None = None, threshold: int | None = None) -> Subscription:
+                 group: Group | None = None, place: DeadPlace | None = None, threshold: int | None = None,
+                 view: SavedView | None = None, digest_minutes: int | None = None) -> Subscription:
     """Subscribe a user, or a group of users, to events through a channel (of one place, or of
     all). An admin limited to some places may subscribe anyone only to a place within their
     own limits: one about every place, or about another place, is audited
@@ -166,13 +167,14 @@ def do_subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user:
                 "user": user.get_username() if user else None, "group": group.name if group else None})
         raise OutOfScope(why)
     return _subscribe(actor=actor, channel=channel, events=events, user=user, group=group, place=place,
-                      threshold=threshold)
+                      threshold=threshold, view=view, digest_minutes=digest_minutes)
 
 
 @transaction.atomic
 def _subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user: User | None, group: Group | None,
-               place: DeadPlace | None, threshold: int | None) -> Subscription:
-    events = list(dict.fromkeys(events or []))
+               place: DeadPlace | None, threshold: int | None, view: SavedView | None = None,
+               digest_minutes: int | None = None) -> Subscription:
+    events = list(dict.fromkeys(events or ([VIEW_EVENT] if view is not None else [])))
     unknown = [event for event in events if event not in EVENTS]
     if not events or unknown:
         raise NotifyError(f"events must be some of {', '.join(EVENTS)}" + (f"; unknown: {unknown}" if unknown else ""))
@@ -180,13 +182,38 @@ def _subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user: U
         raise NotifyError("a subscription is for one user or one group of users")
     if threshold is not None and threshold < 0:
         raise NotifyError("threshold must be 0 or more")
+    _check_view(events, view, user, place, digest_minutes)
     subscription = Subscription.objects.create(channel=channel, user=user, group=group, events=events, place=place,
-                                               threshold=threshold, created_by=actor_name(actor))
+                                               threshold=threshold, view=view, digest_minutes=digest_minutes,
+                                               created_by=actor_name(actor))
     audit.record("subscription.added", actor=actor, place=place,
                  details={"subscription": subscription.pk, "channel": channel.name, "events": events,
                           "user": user.get_username() if user else None, "group": group.name if group else None,
-                          "threshold": threshold})
+                          "threshold": threshold, "view": view.pk if view else None, "digest_minutes": digest_minutes})
     return subscription
+
+
+#: The event of a subscription to a saved view (console.services.view_subscriptions).
+VIEW_EVENT = "view.letters"
+#: A digest is sent at most every day.
+MAX_DIGEST_MINUTES = 24 * 60
+
+
+def _check_view(events: list[str], view: SavedView | None, user: User | None, place: DeadPlace | None,
+                digest_minutes: int | None) -> None:
+    """A subscription to a view hears only of its new letters, for one person who may open it."""
+    if view is None:
+        if VIEW_EVENT in events or digest_minutes is not None:
+            raise NotifyError(f"{VIEW_EVENT} and digest_minutes are for a subscription to a view (name the view)")
+        return
+    if events != [VIEW_EVENT]:
+        raise NotifyError(f"a subscription to a view hears of {VIEW_EVENT} alone")
+    if user is None or place is not None:
+        raise NotifyError("a subscription to a view is for one user (its letters are theirs to see), of no place")
+    if not readable_views(user).filter(pk=view.pk).exists():
+        raise NotifyError(f"{user.get_username()} may not open that view")
+    if digest_minutes is not None and not 1 <= digest_minutes <= MAX_DIGEST_MINUTES:
+        raise NotifyError(f"digest_minutes is 1 to {MAX_DIGEST_MINUTES} (or none: at once)")
 
 
 def user_named(username: str | None) -> User | None:

@@ -16,8 +16,8 @@ from tests.web.factory import memory_place, store_letter
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_save_a_view_share_it_open_it_from_the_navigation_and_see_an_objective_on_the_inventory(signed_in_page, memory_broker,
-                                                                            screenshot):
+def test_save_a_view_share_it_open_it_from_the_navigation_and_see_an_objective_on_the_inventory(
+        signed_in_page, memory_broker, screenshot):
     place = memory_place(memory_broker)
     billing = [store_letter(place, b'{"n": 1}', origin="billing", exception_type="TimeoutError").pk
                for _ in range(3)]

@@ -52,7 +52,7 @@ from console.access.actors import RuleActor
 from console.jobs.door.requests import request_job
 from console.models import DeadLetter, DeadPlace, Job, LetterHandling, Rule
 from console.notifications.events import notify
-from console.services import audit, rule_inbox
+from console.services import audit, rule_inbox, view_subscriptions
 from console.services.jobs import JobError
 from console.services.rules import Decision, decide, describe_action, enabled_rules, lineage_of, open_letters
 from console.services.rules.checks import JOB_KINDS, check, rule_actor
@@ -106,6 +106,8 @@ def _round() -> dict[str, int]:
 def _batch(taken: list[rule_inbox.Taken]) -> dict[str, int]:
     """Decide the letters taken from the inbox that are still open, act, then take them out of
     it; letters the rules will look at later are put back with their time."""
+    # New letters, decided once: matched here against the saved views people subscribe to.
+    view_subscriptions.match_new_letters(t.letter_id for t in taken)
     rules = enabled_rules()
     now = timezone.now()
     letters = open_letters().filter(id__in=RawSQL("SELECT unnest(%s::bigint[])", [[t.letter_id for t in taken]]))

@@ -1,0 +1,132 @@
+"""Subscriptions to a saved view's new letters (issue 51): a person hears, through a channel, of
+the letters that arrive in a view, at once or as a digest every N minutes with counts by place
+and a sample.
+
+- **Where they are matched.** Where the rules decide new letters, once: each batch a round of
+  the rules takes from the rules' inbox (console.jobs.automation.rules_at_work) is matched
+  against the views that have subscriptions, a query per subscribed view over that batch. A
+  letter counts as new when it was captured within :data:`NEW_SECONDS` (a letter put in the
+  inbox again later, by a change of the rule set, is not news), and once per subscription
+  (ViewMatch rows, kept a day).
+- **What a subscriber hears of.** The letters of the view that the subscriber may see (their
+  scope, and the subscription's maker's), a content filter confirmed against what the
+  subscriber is shown (console.services.selection.visible_matches); masked as every message is.
+- **Told.** At once: one message per round's batch (event ``view.letters``); a digest: one
+  message when the first untold match is ``digest_minutes`` old (Celery beat looks every
+  minute), with the count by place and the first ids.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Min
+from django.utils import timezone
+
+from console.access.scope import visible
+from console.models import DeadLetter, DeadPlace, Subscription, ViewMatch
+from console.notifications.events import creator_of, tell_channel
+from console.services.saved_views import letters_filter, readable_views
+from console.services.selection import visible_matches
+
+#: A letter captured this long ago (seconds) or less is news to a view's subscribers.
+NEW_SECONDS = 3600
+#: A message names at most this many letters.
+SAMPLE = 10
+#: Matches are kept this long once told (seconds): a letter is told once per subscription.
+KEPT_SECONDS = 86400
+EVENT = "view.letters"
+
+
+def match_new_letters(letter_ids: Iterable[int], now: datetime | None = None) -> int:
+    """Match the letters of a round's batch against the subscribed views; tell the subscriptions
+    that hear at once. Returns how many matches were new."""
+    now = now or timezone.now()
+    ids = list(letter_ids)
+    subscriptions = list(Subscription.objects.filter(view__isnull=False, channel__enabled=True)
+                         .select_related("view", "user", "channel"))
+    if not ids or not subscriptions:
+        return 0
+    arrived = DeadLetter.objects.filter(pk__any=ids, captured_at__gte=now - timedelta(seconds=NEW_SECONDS))
+    made = 0
+    for subscription in subscriptions:
+        found = _matched(subscription, arrived)
+        if not found:
+            continue
+        with transaction.atomic():
+            fresh = _kept(subscription, found, now)
+            made += len(fresh)
+            if fresh and subscription.digest_minutes is None:
+                _tell(subscription, fresh, now)
+    return made
+
+
+def tell_digests(now: datetime | None = None) -> int:
+    """Send each digest whose first untold match is ``digest_minutes`` old; drop matches told a
+    day ago. Returns how many digests were sent."""
+    now = now or timezone.now()
+    sent = 0
+    due = (ViewMatch.objects.filter(told_at__isnull=True, subscription__digest_minutes__isnull=False)
+           .values("subscription_id").annotate(first=Min("matched_at")))
+    for row in due:
+        subscription = Subscription.objects.select_related("view", "user", "channel").get(pk=row["subscription_id"])
+        if row["first"] > now - timedelta(minutes=subscription.digest_minutes or 0):
+            continue
+        with transaction.atomic():
+            untold = list(ViewMatch.objects.select_for_update().filter(subscription=subscription,
+                                                                       told_at__isnull=True))
+            if untold:
+                _tell(subscription, untold, now)
+                sent += 1
+    ViewMatch.objects.filter(told_at__lt=now - timedelta(seconds=KEPT_SECONDS)).delete()
+    return sent
+
+
+def _matched(subscription: Subscription, arrived: Any) -> list[tuple[int, int]]:
+    """(letter id, place id) of the arrived letters in the view, as its subscriber finds them."""
+    user, view = subscription.user, subscription.view
+    if user is None or view is None or not user.is_active or not readable_views(user).filter(pk=view.pk).exists():
+        return []
+    letters = visible(creator_of(subscription), visible(user, arrived))
+    found = visible_matches(user, letters_filter(view), letters).letters
+    return list(found.order_by("id").values_list("id", "place_id"))
+
+
+def _kept(subscription: Subscription, found: list[tuple[int, int]], now: datetime) -> list[ViewMatch]:
+    """The matches not kept before (each letter once per subscription)."""
+    known = set(ViewMatch.objects.filter(subscription=subscription, letter_id__in=[i for i, _ in found])
+                .values_list("letter_id", flat=True))
+    fresh = [ViewMatch(subscription=subscription, letter_id=letter_id, place_id=place_id, matched_at=now)
+             for letter_id, place_id in found if letter_id not in known]
+    try:
+        with transaction.atomic():
+            ViewMatch.objects.bulk_create(fresh)
+    except IntegrityError:  # another round matched some meanwhile: keep what is new
+        made = [ViewMatch.objects.get_or_create(subscription=subscription, letter_id=m.letter_id,
+                                                defaults={"place_id": m.place_id, "matched_at": now})
+                for m in fresh]
+        fresh = [match for match, created in made if created]
+    return fresh
+
+
+def _tell(subscription: Subscription, matches: list[ViewMatch], now: datetime) -> None:
+    view = subscription.view
+    assert view is not None
+    by_place = Counter(match.place_id for match in matches)
+    places = DeadPlace.objects.select_related("broker").in_bulk(list(by_place))
+    sample = sorted(match.letter_id for match in matches)[:SAMPLE]
+    count = len(matches)
+    digest = subscription.digest_minutes is not None
+    subject = (f"{count} new letter{'s' if count != 1 else ''} in view {view.name}"
+               + (f" (digest of {subscription.digest_minutes} min)" if digest else ""))
+    details = {"view": view.pk, "view_name": view.name, "new_letters": count, "digest": digest,
+               "by_place": {str(places[pk]) if pk in places else str(pk): n for pk, n in sorted(by_place.items())},
+               "sample": sample}
+    only = places[next(iter(by_place))] if len(by_place) == 1 and next(iter(by_place)) in places else None
+    tell_channel(subscription.channel, EVENT, key=f"view:{subscription.pk}:{now.isoformat()}", subject=subject,
+                 details=details, place=only)
+    ViewMatch.objects.filter(pk__in=[match.pk for match in matches]).update(told_at=now)
