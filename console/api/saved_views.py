@@ -6,7 +6,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,6 +15,7 @@ from console.access.masking import MaskedModelSerializer
 from console.api.errors import ErrorSerializer
 from console.models import SavedView
 from console.services.saved_views import (
+    COUNT_BUDGET_MS,
     NAV_COUNT_CAP,
     do_change_view,
     do_delete_view,
@@ -29,7 +30,9 @@ from console.services.saved_views import (
 
 class SavedViewSerializer(MaskedModelSerializer):
     owner = serializers.CharField(source="owner.get_username", read_only=True)
-    count = serializers.SerializerMethodField(help_text=f"The letters you may see, counted up to {NAV_COUNT_CAP}")
+    count = serializers.SerializerMethodField(help_text=f"The letters you may see, counted up to {NAV_COUNT_CAP}; "
+                                              f"null when not counted within {COUNT_BUDGET_MS} ms (its letters "
+                                              "answer)")
     count_exact = serializers.SerializerMethodField(help_text="False: more than count (or, for a filter on "
                                                     "content you see masked, at least count)")
     letters = serializers.SerializerMethodField(help_text="The view's letters: /api/letters/ with its filter now")
@@ -50,7 +53,8 @@ class SavedViewSerializer(MaskedModelSerializer):
             view.counted = view_count(view, self.context["request"].user)  # type: ignore[attr-defined]
         return view.counted  # type: ignore[attr-defined]
 
-    def get_count(self, view: SavedView) -> int:
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_count(self, view: SavedView) -> int | None:
         return self._counted(view)[0]
 
     def get_count_exact(self, view: SavedView) -> bool:

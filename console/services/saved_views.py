@@ -23,9 +23,10 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from psycopg.errors import QueryCanceled
 
 from console.access.actors import Actor
 from console.access.roles import MANAGE_USERS, ROLES, VIEW, has, role_of
@@ -50,6 +51,8 @@ MAX_HOURS = 24 * 366 * 10
 MAX_NAME, MAX_DESCRIPTION = 100, 2000
 #: A reader's navigation counts each view's letters up to this many ("more than" past it).
 NAV_COUNT_CAP = 1000
+#: ... within this many milliseconds each (else the count is left to the view's page).
+COUNT_BUDGET_MS = 250
 
 
 class ViewError(Refusal):
@@ -92,11 +95,21 @@ def view_matches(view: SavedView, reader: Actor) -> Matches:
     return visible_matches(reader, letters_filter(view), visible(reader, DeadLetter.objects.all()))
 
 
-def view_count(view: SavedView, reader: Actor, cap: int = NAV_COUNT_CAP) -> tuple[int, bool]:
+def view_count(view: SavedView, reader: Actor, cap: int = NAV_COUNT_CAP,
+               budget_ms: int = COUNT_BUDGET_MS) -> tuple[int | None, bool]:
     """(count, exact) of the view's letters ``reader`` may see; a content filter that a
-    masked reader's confirmation could not finish counts as not exact."""
-    found = view_matches(view, reader)
-    count, exact = capped_count(found.letters, cap)
+    masked reader's confirmation could not finish counts as not exact. A count PostgreSQL has not
+    made within ``budget_ms`` is None (a narrow filter over a million letters reads them all:
+    the view's page counts it), so a menu of many views answers in bounded time."""
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL statement_timeout = %s", [f"{int(budget_ms)}ms"])
+            found = view_matches(view, reader)
+            count, exact = capped_count(found.letters, cap)
+    except OperationalError as exc:
+        if not isinstance(exc.__cause__, QueryCanceled):
+            raise
+        return None, False
     return count, exact and found.complete
 
 

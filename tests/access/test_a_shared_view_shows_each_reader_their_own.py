@@ -115,3 +115,18 @@ def test_only_the_owner_changes_it_each_change_is_audited_and_bad_input_is_a_400
     assert actions == [("view.saved", "otto"), ("view.changed", "otto"), ("view.saved", "vera"),
                        ("view.deleted", "otto")]
     assert AuditEvent.objects.get(action="view.changed").details["before"]["name"] == "billing"
+
+
+def test_a_count_not_made_within_its_budget_is_left_to_the_view_page(two_places, people, monkeypatch):
+    """The navigation counts each view within COUNT_BUDGET_MS; a slower count (a narrow filter
+    over a million letters) is None, and the request goes on."""
+    from console.models import DeadLetter
+    from console.services import saved_views
+    from console.services.selection import Matches
+
+    view = saved_views.do_save_view(actor=people["operator"], name="slow", filter={})
+    assert saved_views.view_count(view, people["operator"]) == (6, True)
+    slow = DeadLetter.objects.extra(where=["pg_sleep(0.2) IS NOT NULL"])  # noqa: S610 - a fixed clause
+    monkeypatch.setattr(saved_views, "view_matches", lambda view, reader: Matches(slow))
+    assert saved_views.view_count(view, people["operator"], budget_ms=50) == (None, False)
+    assert SavedView.objects.filter(pk=view.pk).exists(), "the transaction goes on"
