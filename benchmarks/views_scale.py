@@ -19,7 +19,7 @@ What is timed, each beside a baseline measured in the same run:
 
 Targets (issue 51): 1. p95 under 300 ms; 2. under 1 s; 3. under 1% of a core.
 Options: ``--letters N`` (held letters in ``orders.dlq``, default 1,000,000), ``--views``,
-``--subscriptions``, ``--repeat``, ``--idle-seconds``.
+``--subscriptions``, ``--repeat``, ``--idle-seconds``, ``--idle-only``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.harness import call_timings, percentile, seeded_place, setup_django, signed_in_client, timings
-from benchmarks.rules_scale import backend_cpu_seconds, fresh_arrivals_place, load
+from benchmarks.rules_scale import backend_cpu_seconds, fresh_arrivals_place, load, settle
 
 NAV_MS, MATCH_MS, IDLE_SHARE = 300, 1000, 0.01
 
@@ -63,21 +63,20 @@ def main() -> None:
     parser.add_argument("--subscriptions", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--idle-seconds", type=int, default=120)
+    parser.add_argument("--idle-only", action="store_true", help="only the idle period (views and objectives made)")
     args = parser.parse_args()
     setup_django(example="dlo_bench_rules1m")
 
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
     from benchmarks.seed_letters import seed_letters
     from console.access.roles import set_role
-    from console.jobs.automation.rules_at_work import apply_rules
     from console.models import Channel, DeadLetter, LetterState, Objective, SavedView, Subscription
     from console.services.channels import do_add_channel, do_subscribe
-    from console.services.objectives import do_set_objective, evaluate_objectives
+    from console.services.objectives import do_set_objective
     from console.services.saved_views import do_save_view, letters_filter
     from console.services.selection import filter_letters
-    from console.services.view_subscriptions import match_new_letters, tell_digests
+    from console.services.view_subscriptions import match_new_letters
 
     place = seeded_place("orders.dlq", args.letters)
     arrivals = fresh_arrivals_place()
@@ -103,6 +102,8 @@ def main() -> None:
     print(f"\n{held:,} held letters, {args.views} views, {args.subscriptions} subscriptions, 20 objectives; "
           f"{load()}", flush=True)
 
+    if args.idle_only:
+        return idle(args.idle_seconds)
     menu = timings(client, "/views/menu/", args.repeat)
     started = time.perf_counter()
     for view in views:
@@ -129,13 +130,26 @@ def main() -> None:
           f"{polled * 1000:.0f} ms; ratio {matched / polled:.3f}; target < {MATCH_MS} ms: "
           f"{'met' if matched * 1000 < MATCH_MS else 'NOT met'}; {load()}", flush=True)
 
-    apply_rules()
+    idle(args.idle_seconds)
+
+
+def idle(seconds_wanted: int) -> None:
+    """This process's and its PostgreSQL backend's CPU over a period of what beat runs for views
+    and objectives, with nothing new."""
+    from django.db import connection
+
+    from console.jobs.automation.rules_at_work import apply_rules
+    from console.services.objectives import evaluate_objectives
+    from console.services.view_subscriptions import tell_digests
+
+    rounds, seconds = settle(apply_rules)  # what is due is decided first: idle is nothing left to decide
+    print(f"deciding what was due before the idle period: {rounds} rounds, {seconds:.1f} s", flush=True)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
     wall0, cpu0, db0 = time.perf_counter(), time.process_time(), backend_cpu_seconds(backend)
     ticks = 0
-    while time.perf_counter() - wall0 < args.idle_seconds:
+    while time.perf_counter() - wall0 < seconds_wanted:
         apply_rules()
         if ticks % 3 == 0:
             evaluate_objectives()

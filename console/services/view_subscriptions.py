@@ -47,11 +47,16 @@ def match_new_letters(letter_ids: Iterable[int], now: datetime | None = None) ->
     that hear at once. Returns how many matches were new."""
     now = now or timezone.now()
     ids = list(letter_ids)
+    if not ids or not Subscription.objects.filter(view__isnull=False, channel__enabled=True).exists():
+        return 0
+    # The news among them, named once for every view (a batch of letters decided again is none).
+    news = list(DeadLetter.objects.filter(pk__any=ids, captured_at__gte=now - timedelta(seconds=NEW_SECONDS))
+                .values_list("id", flat=True))
+    if not news:
+        return 0
+    arrived = DeadLetter.objects.filter(pk__any=news)
     subscriptions = list(Subscription.objects.filter(view__isnull=False, channel__enabled=True)
                          .select_related("view", "user", "channel"))
-    if not ids or not subscriptions:
-        return 0
-    arrived = DeadLetter.objects.filter(pk__any=ids, captured_at__gte=now - timedelta(seconds=NEW_SECONDS))
     made = 0
     for subscription in subscriptions:
         found = _matched(subscription, arrived)
