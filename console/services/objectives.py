@@ -15,7 +15,8 @@ Its state: **breached** (the oldest waits longer than D; for ``resolved``, the 7
 under P), **at risk** (the oldest waits over 80% of D: for ``resolved``, a letter that would
 count against it soon), else **met**. :func:`evaluate_objectives` (Celery beat, every
 DLO_OBJECTIVES_SECONDS) judges every objective: one look at its oldest held letter (the first
-held by id, an index probe), the shares counted at most every :data:`ATTAINMENT_SECONDS`. A
+held by id, an index probe), the shares counted at most every :data:`ATTAINMENT_SECONDS`, both
+windows in one pass. A
 change of state is told once (``objective.at_risk``, ``objective.breached``,
 ``objective.recovered``, naming its owner) and audited as ``system:objectives``.
 
@@ -49,8 +50,11 @@ OBJECTIVES_ACTOR = "system:objectives"
 AT_RISK = 0.8
 #: The states a letter is resolved in.
 RESOLVED = (LetterState.REPLAYED, LetterState.FAILED, LetterState.PURGED)
-#: The shares are counted at most this often (seconds): they read a month of a place's letters.
-ATTAINMENT_SECONDS = 600
+#: The shares are counted at most this often (seconds): they read a month of a place's letters
+#: (2 s at a million: benchmarks/README.md, views_scale.py).
+ATTAINMENT_SECONDS = 1800
+#: The windows the shares are counted over, in days.
+WINDOWS = (7, 30)
 #: The longest D: a year.
 MAX_SECONDS = 366 * 86400
 
@@ -91,17 +95,26 @@ def oldest_age(objective: Objective, now: datetime) -> float | None:
     return None if first is None else max(0.0, (now - first).total_seconds())
 
 
-def attainment(objective: Objective, now: datetime, days: int) -> float | None:
-    """The share (0..1) of the letters captured in the last ``days`` whose outcome is known that
-    were resolved within D; None when none is known yet."""
+def attainments(objective: Objective, now: datetime, windows: tuple[int, ...] = WINDOWS) -> list[float | None]:
+    """For each window of days, the share (0..1) of the letters captured in it whose outcome is
+    known that were resolved within D (None when none is known yet): one pass over the longest."""
     within = timedelta(seconds=objective.seconds)
-    letters = letters_of(objective).filter(captured_at__gt=now - timedelta(days=days), captured_at__lte=now)
+    letters = letters_of(objective).filter(captured_at__gt=now - timedelta(days=max(windows)), captured_at__lte=now)
     waited = ExpressionWrapper(F("state_changed_at") - F("captured_at"), output_field=DurationField())
     resolved = Q(state__in=RESOLVED)
-    counts = letters.annotate(waited=waited).aggregate(
-        in_time=Count("id", filter=resolved & Q(waited__lte=within)),
-        known=Count("id", filter=resolved | Q(captured_at__lt=now - within)))
-    return None if not counts["known"] else counts["in_time"] / counts["known"]
+    counted: dict[str, Any] = {}
+    for days in windows:
+        window = Q(captured_at__gt=now - timedelta(days=days))
+        counted[f"in_time_{days}"] = Count("id", filter=window & resolved & Q(waited__lte=within))
+        counted[f"known_{days}"] = Count("id", filter=window & (resolved | Q(captured_at__lt=now - within)))
+    counts = letters.annotate(waited=waited).aggregate(**counted)
+    return [counts[f"in_time_{days}"] / counts[f"known_{days}"] if counts[f"known_{days}"] else None
+            for days in windows]
+
+
+def attainment(objective: Objective, now: datetime, days: int) -> float | None:
+    """The share of one window (:func:`attainments`)."""
+    return attainments(objective, now, (days,))[0]
 
 
 def judge(objective: Objective, now: datetime, *, count_shares: bool = True) -> Judged:
@@ -109,7 +122,7 @@ def judge(objective: Objective, now: datetime, *, count_shares: bool = True) -> 
     ``count_shares``)."""
     age = oldest_age(objective, now)
     if count_shares:
-        week, month = attainment(objective, now, 7), attainment(objective, now, 30)
+        week, month = attainments(objective, now)
     else:
         week, month = objective.attainment_7d, objective.attainment_30d
     state = Objective.State.MET

@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from console.models import DeadLetter, Objective
-from console.services.objectives import attainment, do_set_objective, evaluate_objectives
+from console.services.objectives import attainment, attainments, do_set_objective, evaluate_objectives
 from tests.web.factory import memory_place, store_letter
 
 pytestmark = pytest.mark.django_db
@@ -48,6 +48,7 @@ def test_attainment_over_7_and_30_days_equals_a_count_by_hand(memory_broker, ope
 
     for days in (7, 30):
         assert attainment(objective, now, days) == pytest.approx(by_hand(days), abs=1e-9)
+    assert attainments(objective, now) == pytest.approx([by_hand(7), by_hand(30)], abs=1e-9), "in one pass"
     assert 0.2 < by_hand(7) < 0.6, "the seed makes a share well under 90%"
     evaluate_objectives(now=now + timedelta(days=1))  # counted again: a day later
     objective.refresh_from_db()
