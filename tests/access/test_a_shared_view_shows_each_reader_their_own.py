@@ -97,6 +97,7 @@ def test_only_the_owner_changes_it_each_change_is_audited_and_bad_input_is_a_400
                         content_type="application/json").status_code == 403
     assert viewer.delete(f"/api/views/{view_id}/").status_code == 403
     assert viewer.post(f"/views/{view_id}/", {"delete": "1"}).status_code == 403
+    assert viewer.post(f"/views/{view_id}/", {"name": "mine now"}).status_code == 403
     assert SavedView.objects.get(pk=view_id).name == "billing, all of it"
     own = viewer.post("/api/views/", {"name": "mine", "filter": {"state": "held"}}, content_type="application/json")
     assert own.status_code == 201 and own.json()["yours"]

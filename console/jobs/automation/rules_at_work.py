@@ -106,8 +106,13 @@ def _round() -> dict[str, int]:
 def _batch(taken: list[rule_inbox.Taken]) -> dict[str, int]:
     """Decide the letters taken from the inbox that are still open, act, then take them out of
     it; letters the rules will look at later are put back with their time."""
-    # New letters, decided once: matched here against the saved views people subscribe to.
-    view_subscriptions.match_new_letters(t.letter_id for t in taken)
+    # New letters, decided once: matched here against the saved views people subscribe to. A
+    # failure there is logged and leaves the rules to do their work.
+    try:
+        with transaction.atomic():
+            view_subscriptions.match_new_letters(t.letter_id for t in taken)
+    except Exception:  # noqa: BLE001 - the rules' round goes on without the views' news
+        log.exception("matching new letters against the subscribed views failed")
     rules = enabled_rules()
     now = timezone.now()
     letters = open_letters().filter(id__in=RawSQL("SELECT unnest(%s::bigint[])", [[t.letter_id for t in taken]]))

@@ -10,8 +10,8 @@ from django.views.decorators.http import require_POST
 
 from console.access.scope import visible
 from console.models import DeadPlace, Objective
-from console.refusals import Refusal
-from console.services.objectives import do_delete_objective, do_set_objective
+from console.services.marks import MarkError
+from console.services.objectives import ObjectiveError, do_delete_objective, do_set_objective
 from console.services.parsing import ascii_whole_number
 
 
@@ -19,19 +19,29 @@ from console.services.parsing import ascii_whole_number
 def objective_new(request, place_id: int):
     place = get_object_or_404(visible(request.user, DeadPlace.objects.all()), pk=place_id)
     minutes = ascii_whole_number(request.POST.get("minutes", ""), 1, 366 * 24 * 60)
-    percent = request.POST.get("percent", "").strip()
     try:
         if minutes is None:
-            raise Refusal("minutes (D) is a whole number of minutes")
-        share = float(percent) if percent else None
+            raise ObjectiveError("minutes (D) is a whole number of minutes")
         objective = do_set_objective(actor=request.user, name=request.POST.get("name", ""),
-                                     kind=request.POST.get("kind", ""), seconds=minutes * 60, percent=share,
-                                     place=place, owner=request.POST.get("owner", "").strip())
-    except (Refusal, ValueError) as exc:
+                                     kind=request.POST.get("kind", ""), seconds=minutes * 60,
+                                     percent=_percent(request.POST.get("percent", "")), place=place,
+                                     owner=request.POST.get("owner", "").strip())
+    except (ObjectiveError, MarkError) as exc:  # what the person typed; a refusal of the person is a 403
         messages.error(request, f"The objective was not set: {exc}")
     else:
         messages.success(request, f"Objective {objective.name!r} set: {objective.get_state_display()} now.")
     return redirect(f"{reverse('place', args=[place.pk])}#objectives")
+
+
+def _percent(given: str) -> float | None:
+    """P as typed: a number (1 to 100, checked by the service), or none."""
+    given = given.strip()
+    if not given:
+        return None
+    try:
+        return float(given)
+    except ValueError:
+        raise ObjectiveError("percent (P) is a number") from None
 
 
 @require_POST

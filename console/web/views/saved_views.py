@@ -12,9 +12,8 @@ from django.views.decorators.http import require_GET, require_POST
 from console.access.redaction_policy import for_user
 from console.access.roles import ROLES
 from console.models import SavedView
-from console.refusals import Refusal
 from console.services.saved_views import (
-    NAV_COUNT_CAP,
+    ViewError,
     do_change_view,
     do_delete_view,
     do_save_view,
@@ -24,7 +23,7 @@ from console.services.saved_views import (
     view_count,
     view_for,
 )
-from console.services.selection import clean_filter
+from console.services.selection import SelectionError, clean_filter
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
 from console.web.letter_lists import listing
 from console.web.paging import sort_named
@@ -38,7 +37,7 @@ def saved_views_nav(request):
     """The navigation's menu of views (an htmx partial loaded when it opens), each with its count
     of the letters the reader may see."""
     views = [(view, *view_count(view, request.user)) for view in readable_views(request.user)]
-    return render(request, "web/partials/saved_views_nav.html", {"views": views, "cap": NAV_COUNT_CAP})
+    return render(request, "web/partials/saved_views_nav.html", {"views": views})
 
 
 def saved_view(request, view_id: int):
@@ -83,7 +82,7 @@ def saved_view_new(request):
                             description=request.POST.get("description", ""),
                             sharing=request.POST.get("sharing", SavedView.Sharing.PRIVATE),
                             role=request.POST.get("role", ""))
-    except Refusal as exc:
+    except (ViewError, SelectionError) as exc:  # what the person typed; a refusal of the person is a 403
         messages.error(request, f"The view was not saved: {exc}")
         back = request.POST.get("back", "")
         safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()})
@@ -105,7 +104,7 @@ def _change(request, view: SavedView):
         return redirect("saved-view", view.pk)
     try:
         do_change_view(view, actor=request.user, **changes)
-    except Refusal as exc:
+    except (ViewError, SelectionError) as exc:
         messages.error(request, f"The view was not changed: {exc}")
     else:
         messages.success(request, f"Changed the view {view.name!r}.")
