@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.db.models import Min
 from django.utils import timezone
 
@@ -58,8 +58,10 @@ def match_new_letters(letter_ids: Iterable[int], now: datetime | None = None) ->
     subscriptions = list(Subscription.objects.filter(view__isnull=False, channel__enabled=True)
                          .select_related("view", "user", "channel"))
     made = 0
+    readable: dict[int, set[int]] = {}  # a subscriber's id -> the views they may open
+    makers: dict[str, Any] = {}  # a subscription's maker, by name
     for subscription in subscriptions:
-        found = _matched(subscription, arrived)
+        found = _matched(subscription, arrived, readable, makers)
         if not found:
             continue
         with transaction.atomic():
@@ -91,31 +93,36 @@ def tell_digests(now: datetime | None = None) -> int:
     return sent
 
 
-def _matched(subscription: Subscription, arrived: Any) -> list[tuple[int, int]]:
-    """(letter id, place id) of the arrived letters in the view, as its subscriber finds them."""
+def _matched(subscription: Subscription, arrived: Any, readable: dict[int, set[int]],
+             makers: dict[str, Any]) -> list[tuple[int, int]]:
+    """(letter id, place id) of the arrived letters in the view, as its subscriber finds them
+    (``readable`` and ``makers``: what the other subscriptions of this batch looked up)."""
     user, view = subscription.user, subscription.view
-    if user is None or view is None or not user.is_active or not readable_views(user).filter(pk=view.pk).exists():
+    if user is None or view is None or not user.is_active:
         return []
-    letters = visible(creator_of(subscription), visible(user, arrived))
+    if user.pk not in readable:
+        readable[user.pk] = set(readable_views(user).values_list("pk", flat=True))
+    if view.pk not in readable[user.pk]:
+        return []
+    if subscription.created_by not in makers:
+        makers[subscription.created_by] = creator_of(subscription)
+    letters = visible(makers[subscription.created_by], visible(user, arrived))
     found = visible_matches(user, letters_filter(view), letters).letters
     return list(found.order_by("id").values_list("id", "place_id"))
 
 
 def _kept(subscription: Subscription, found: list[tuple[int, int]], now: datetime) -> list[ViewMatch]:
-    """The matches not kept before (each letter once per subscription)."""
-    known = set(ViewMatch.objects.filter(subscription=subscription, letter_id__in=[i for i, _ in found])
-                .values_list("letter_id", flat=True))
-    fresh = [ViewMatch(subscription=subscription, letter_id=letter_id, place_id=place_id, matched_at=now)
-             for letter_id, place_id in found if letter_id not in known]
-    try:
-        with transaction.atomic():
-            ViewMatch.objects.bulk_create(fresh)
-    except IntegrityError:  # another round matched some meanwhile: keep what is new
-        made = [ViewMatch.objects.get_or_create(subscription=subscription, letter_id=m.letter_id,
-                                                defaults={"place_id": m.place_id, "matched_at": now})
-                for m in fresh]
-        fresh = [match for match, created in made if created]
-    return fresh
+    """The matches not kept before (each letter once per subscription, whichever round is first):
+    one statement."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {ViewMatch._meta.db_table} (subscription_id, letter_id, place_id, matched_at) "
+            "SELECT %s, t.letter_id, t.place_id, %s FROM unnest(%s::bigint[], %s::bigint[]) AS t (letter_id, place_id) "
+            "ON CONFLICT (subscription_id, letter_id) DO NOTHING RETURNING id, letter_id, place_id",
+            [subscription.pk, now, [letter_id for letter_id, _ in found], [place_id for _, place_id in found]])
+        rows = cursor.fetchall()
+    return [ViewMatch(pk=pk, subscription=subscription, letter_id=letter_id, place_id=place_id, matched_at=now)
+            for pk, letter_id, place_id in rows]
 
 
 def _tell(subscription: Subscription, matches: list[ViewMatch], now: datetime) -> None:
