@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection, transaction
 from django.db.models import Min
@@ -84,8 +84,8 @@ def tell_digests(now: datetime | None = None) -> int:
         if row["first"] > now - timedelta(minutes=subscription.digest_minutes or 0):
             continue
         with transaction.atomic():
-            untold = list(ViewMatch.objects.select_for_update().filter(subscription=subscription,
-                                                                       told_at__isnull=True))
+            untold = [Kept(*row) for row in ViewMatch.objects.select_for_update().filter(
+                subscription=subscription, told_at__isnull=True).values_list("pk", "letter_id", "place_id")]
             if untold:
                 _tell(subscription, untold, now)
                 sent += 1
@@ -111,7 +111,15 @@ def _matched(subscription: Subscription, arrived: Any, readable: dict[int, set[i
     return list(found.order_by("id").values_list("id", "place_id"))
 
 
-def _kept(subscription: Subscription, found: list[tuple[int, int]], now: datetime) -> list[ViewMatch]:
+class Kept(NamedTuple):
+    """A match kept (a ViewMatch row): what a message is made of."""
+
+    pk: int
+    letter_id: int
+    place_id: int
+
+
+def _kept(subscription: Subscription, found: list[tuple[int, int]], now: datetime) -> list[Kept]:
     """The matches not kept before (each letter once per subscription, whichever round is first):
     one statement."""
     with connection.cursor() as cursor:
@@ -121,11 +129,10 @@ def _kept(subscription: Subscription, found: list[tuple[int, int]], now: datetim
             "ON CONFLICT (subscription_id, letter_id) DO NOTHING RETURNING id, letter_id, place_id",
             [subscription.pk, now, [letter_id for letter_id, _ in found], [place_id for _, place_id in found]])
         rows = cursor.fetchall()
-    return [ViewMatch(pk=pk, subscription=subscription, letter_id=letter_id, place_id=place_id, matched_at=now)
-            for pk, letter_id, place_id in rows]
+    return [Kept(*row) for row in rows]
 
 
-def _tell(subscription: Subscription, matches: list[ViewMatch], now: datetime) -> None:
+def _tell(subscription: Subscription, matches: list[Kept], now: datetime) -> None:
     view = subscription.view
     assert view is not None
     by_place = Counter(match.place_id for match in matches)
@@ -141,4 +148,4 @@ def _tell(subscription: Subscription, matches: list[ViewMatch], now: datetime) -
     only = places[next(iter(by_place))] if len(by_place) == 1 and next(iter(by_place)) in places else None
     tell_channel(subscription.channel, EVENT, key=f"view:{subscription.pk}:{now.isoformat()}", subject=subject,
                  details=details, place=only)
-    ViewMatch.objects.filter(pk__in=[match.pk for match in matches]).update(told_at=now)
+    ViewMatch.objects.filter(pk__any=[match.pk for match in matches]).update(told_at=now)
