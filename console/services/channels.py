@@ -30,6 +30,7 @@ from console.notifications.registry import kind_of
 from console.services import audit
 from console.services.audit import actor_name
 from console.services.saved_views import readable_views
+from console.services.view_subscriptions import EVENT as VIEW_EVENT
 
 
 @transaction.atomic
@@ -193,8 +194,6 @@ def _subscribe(*, actor: Actor, channel: Channel, events: Iterable[str], user: U
     return subscription
 
 
-#: The event of a subscription to a saved view (console.services.view_subscriptions).
-VIEW_EVENT = "view.letters"
 #: A digest is sent at most every day.
 MAX_DIGEST_MINUTES = 24 * 60
 

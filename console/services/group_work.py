@@ -14,7 +14,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Min, Q, QuerySet
@@ -28,7 +27,7 @@ from console.notifications.events import Spread, notify
 from console.refusals import Refusal
 from console.services import audit
 from console.services.audit import actor_name
-from console.services.marks import clean_ticket
+from console.services.marks import clean_ticket, owner_named
 
 #: Who reopens a resolved group that got new letters.
 GROUPS_ACTOR = "system:groups"
@@ -99,11 +98,7 @@ def do_update_group(fingerprint: str, *, actor: Actor, reason: str = "", **chang
             row.resolved_at = timezone.now()
         row.status = changes["status"]
     if "owner" in changes:
-        name = changes["owner"]
-        owner = get_user_model().objects.filter(username=name, is_active=True).first() if name else None
-        if name and owner is None:
-            raise GroupError(f"no active user {name!r}")
-        row.owner = owner
+        row.owner = owner_named(changes["owner"], GroupError)  # type: ignore[assignment]  # a User
     if "ticket" in changes:
         row.ticket = clean_ticket(changes["ticket"], GroupError)
     if "tags" in changes:

@@ -41,14 +41,21 @@ def clean_ticket(ticket: Any, error: type[Refusal] = MarkError) -> str:
     return ticket.strip()
 
 
-def owner_named(name: Any) -> AbstractBaseUser | None:
-    """The active user called ``name``, or None for no owner."""
+def owner_named(name: Any, error: type[Refusal] = MarkError) -> AbstractBaseUser | None:
+    """The active user called ``name``, or None for no owner; ``error`` when there is none."""
     if name in (None, ""):
         return None
     owner: AbstractBaseUser | None = get_user_model().objects.filter(username=str(name), is_active=True).first()
     if owner is None:
-        raise MarkError(f"no active user {name!r}")
+        raise error(f"no active user {name!r}")
     return owner
+
+
+def owner_or_actor(name: Any, actor: Actor, error: type[Refusal] = MarkError) -> AbstractBaseUser | None:
+    """The owner named, or by default whoever acts (when a person)."""
+    if name not in (None, ""):
+        return owner_named(name, error)
+    return actor if isinstance(actor, AbstractBaseUser) else None
 
 
 def do_mark_letter(letter_id: int, *, actor: Actor, owner: Any = None, ticket: Any = "",
@@ -56,8 +63,7 @@ def do_mark_letter(letter_id: int, *, actor: Actor, owner: Any = None, ticket: A
     """Mark a letter "investigating" (or change its mark): its owner (a username, the marker by
     default) and ticket link."""
     letter = _letter(letter_id, actor)
-    who: AbstractBaseUser | None = (owner_named(owner) if owner not in (None, "") else
-                                    actor if isinstance(actor, AbstractBaseUser) else None)
+    who = owner_or_actor(owner, actor)
     link = clean_ticket(ticket)
     with transaction.atomic():
         mark, made = LetterMark.objects.update_or_create(  # type: ignore[misc]  # the owner is a User

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, QuerySet
 from django.utils import timezone
@@ -41,7 +40,7 @@ from console.models import DeadLetter, DeadPlace, LetterState, Objective, Origin
 from console.notifications.events import notify
 from console.refusals import Forbidden, Refusal
 from console.services import audit
-from console.services.marks import owner_named
+from console.services.marks import owner_or_actor
 from console.services.parsing import unstorable_text
 
 #: Who judges the objectives.
@@ -143,9 +142,7 @@ def evaluate_objectives(now: datetime | None = None) -> list[tuple[Objective, st
     for objective in Objective.objects.select_related("place__broker", "origin__broker", "owner"):
         due = objective.attainment_at is None or (now - objective.attainment_at).total_seconds() >= ATTAINMENT_SECONDS
         judged = judge(objective, now, count_shares=due)
-        fields: dict[str, Any] = {"oldest_age_seconds": judged.oldest_age, "evaluated_at": now}
-        if due:
-            fields.update(attainment_7d=judged.attainment_7d, attainment_30d=judged.attainment_30d, attainment_at=now)
+        fields = _figures(judged, now, shares=due)
         with transaction.atomic():
             if judged.state != objective.state:
                 fields.update(state=judged.state, state_since=now)
@@ -211,7 +208,7 @@ def do_set_objective(*, actor: Actor, name: str, kind: str, seconds: Any, percen
             raise ObjectiveError("percent (P) is a number above 0 and at most 100")
     else:
         percent = None
-    who = owner_named(owner) if owner not in (None, "") else (actor if isinstance(actor, AbstractBaseUser) else None)
+    who = owner_or_actor(owner, actor, ObjectiveError)
     with transaction.atomic():
         objective = Objective.objects.create(  # type: ignore[misc]  # the owner is a User
             name=name, kind=kind, seconds=seconds, percent=percent, place=place, origin=origin, owner=who,
@@ -235,10 +232,17 @@ def evaluate_one(objective: Objective, now: datetime | None = None) -> None:
     """Judge a new objective at once (its state from the start, told of nothing)."""
     now = now or timezone.now()
     judged = judge(objective, now)
-    Objective.objects.filter(pk=objective.pk).update(
-        state=judged.state, state_since=now, evaluated_at=now, oldest_age_seconds=judged.oldest_age,
-        attainment_7d=judged.attainment_7d, attainment_30d=judged.attainment_30d, attainment_at=now)
+    Objective.objects.filter(pk=objective.pk).update(state=judged.state, state_since=now,
+                                                     **_figures(judged, now, shares=True))
     objective.refresh_from_db()
+
+
+def _figures(judged: Judged, now: datetime, *, shares: bool) -> dict[str, Any]:
+    """The columns an evaluation writes: the oldest age always, the shares when counted."""
+    fields: dict[str, Any] = {"oldest_age_seconds": judged.oldest_age, "evaluated_at": now}
+    if shares:
+        fields.update(attainment_7d=judged.attainment_7d, attainment_30d=judged.attainment_30d, attainment_at=now)
+    return fields
 
 
 def objectives_of_places(reader: Actor, place_ids: list[int]) -> dict[int, list[Objective]]:

@@ -7,6 +7,7 @@ those letters, not the ones that arrived since.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ class SelectionError(Refusal):
     """A filter or selection the console cannot act on."""
 
 
-def clean_filter(params: dict[str, Any]) -> dict[str, str]:
+def clean_filter(params: Mapping[str, Any]) -> dict[str, str]:
     """Keep the known, non-empty filter keys, as strings."""
     cleaned = {}
     for key in FILTER_KEYS:

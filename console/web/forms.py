@@ -10,6 +10,7 @@ from django.utils import timezone
 from console.models import LetterState
 from console.services import match_words
 from console.services.letter_filters import StatesField, TraceIdField
+from console.services.selection import clean_filter
 
 
 class ReasonForm(forms.Form):
@@ -107,6 +108,12 @@ class LetterFilterForm(forms.Form):
         states = self.fields["state"]
         assert isinstance(states, StatesChoiceField)
         states.offer(given if isinstance(given, str) else None)
+
+    def filter_and_more(self) -> tuple[dict[str, str], dict[str, str]]:
+        """(the whole filter, the keys of its query beyond the form's fields): the Letters page's,
+        and a saved view's, where a query may also hold an analytics link's weekday..."""
+        more = {key: value for key, value in clean_filter(self.data).items() if key not in self.fields}
+        return {**more, **self.filter_values()}, more
 
     def filter_values(self) -> dict[str, str]:
         """The filter as console.services.selection takes it (valid fields only, non-empty)."""

@@ -215,9 +215,9 @@ class FirstIds(Func):
 INBOX_ASKED = 20_000
 
 
-def open_to_earlier_rules() -> Q | None:
+def open_to_earlier_rules(held_back: Q) -> Q | None:
     """The open letters an enabled rule may take now: those the rounds have yet to decide (the
-    rules' inbox rows due now: console.services.rule_inbox) and those held back from the rules
+    rules' inbox rows due now: console.services.rule_inbox) and those ``held_back`` from the rules
     (quarantined, or their breaker open: a rule that took them waits). Every other open letter
     was decided by the enabled rules, and none takes it now: a rule that takes a letter leaves it
     held for a person or in its job, or, its action refused, in the inbox again; a change of the
@@ -233,7 +233,7 @@ def open_to_earlier_rules() -> Q | None:
         return None
     # Named, not a subquery: PostgreSQL's estimate of the rows due (its statistics, taken when
     # a rule set had just changed) had it read the whole inbox.
-    return Q(pk__any=due) | held_back_from_rules()
+    return Q(pk__any=due) | held_back
 
 
 def decided(rule: Rule, earlier: list[Rule], letters: QuerySet[DeadLetter]) -> QuerySet[DeadLetter]:
@@ -255,6 +255,7 @@ def decided(rule: Rule, earlier: list[Rule], letters: QuerySet[DeadLetter]) -> Q
     def ladder_ran_out(each: Rule) -> Q:
         return Q(lineage_rule=each.pk or 0, lineage_tries__gte=ladder_length(each.action))
 
+    held_back = held_back_from_rules()
     taken_before = Q()
     for index, each in enumerate(earlier):
         takes = rule_condition(each, alone=True) & ~Q(lineage_ran_out__contains=[each.pk])
@@ -266,12 +267,11 @@ def decided(rule: Rule, earlier: list[Rule], letters: QuerySet[DeadLetter]) -> Q
                                                      Value(False))})
         taken_before |= Q(**{name: True})
     if earlier:
-        asked = open_to_earlier_rules()
+        asked = open_to_earlier_rules(held_back)
         letters = letters.exclude(taken_before if asked is None else asked & taken_before)
     if rule.pk is not None:
         letters = letters.exclude(lineage_ran_out__contains=[rule.pk])  # type: ignore[misc]  # a JSON list
     kind = rule.action["kind"]
-    held_back = held_back_from_rules()
     if kind == "retry":
         what: Any = Case(When(ladder_ran_out(rule), then=Value(rule.action["then"])),
                          When(held_back, then=Value("blocked")), default=Value("retry"))

@@ -26,7 +26,6 @@ from console.services.marks import MarkError, do_mark_letter, do_unmark_letter
 from console.services.parsing import ascii_whole_number
 from console.services.rules import handling_of
 from console.services.saved_views import kept_filter
-from console.services.selection import clean_filter
 from console.web.action_forms import EDITABLE_BODY_BYTES, EditLetterForm
 from console.web.display import BodyView, body_view, letter_tables, value_rows
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
@@ -162,8 +161,7 @@ def letter_list(request):
                         sort=OLDEST)
     else:
         filter_form = LetterFilterForm(request.GET)
-        more = {key: value for key, value in clean_filter(request.GET).items() if key not in filter_form.fields}
-        filters = {**more, **filter_form.filter_values()}
+        filters, more = filter_form.filter_and_more()
         found = listing(request.user, filters, after, sort=sort_named(request.GET.get("sort")))
         context = {"filter_form": filter_form, "filters_active": bool(filters), "more_filters": more.items(),
                    "hidden_filter": LetterFilterForm(initial=filters, prefix=FILTER_PREFIX),

@@ -23,7 +23,7 @@ from console.services.saved_views import (
     view_count,
     view_for,
 )
-from console.services.selection import SelectionError, clean_filter
+from console.services.selection import SelectionError
 from console.web.forms import FILTER_PREFIX, LetterFilterForm
 from console.web.letter_lists import listing
 from console.web.paging import sort_named
@@ -48,29 +48,21 @@ def saved_view(request, view_id: int):
         return _change(request, view)
     refined = any(key in request.GET for key in LetterFilterForm.base_fields)
     query = request.GET if refined else view.filter
-    filters = _filters(query)
+    filters, _ = LetterFilterForm(query).filter_and_more()
     # The forms show the view's filter as the reader may read it: someone else typed it, and a
     # form's HTML (its hidden copies above all) is not masked on its way out.
     redactor = None if refined else for_user(request.user)
     shown = query if redactor is None else {key: redactor.text(str(value)) for key, value in query.items()}
-    shown_filters = _filters(shown)
+    filter_form = LetterFilterForm(shown)
+    shown_filters, more = filter_form.filter_and_more()
     return render(request, "web/saved_view.html", {
         "view": view, "yours": may_change(view, request.user), "roles": list(ROLES),
         "sharing_choices": SavedView.Sharing.choices, "refined": refined,
         "found": listing(request.user, filters, request.GET.get("after"), sort=sort_named(request.GET.get("sort"))),
-        "filter_form": LetterFilterForm(shown), "filters_active": bool(filters),
-        "more_filters": [(key, value) for key, value in clean_filter(shown).items()
-                         if key not in LetterFilterForm.base_fields],
+        "filter_form": filter_form, "filters_active": bool(filters), "more_filters": more.items(),
         "hidden_filter": LetterFilterForm(initial=shown_filters, prefix=FILTER_PREFIX),
         "kept": kept_filter(query),
     })
-
-
-def _filters(query) -> dict[str, str]:
-    """The filter the Letters page makes of a query (its form's fields, and the other keys)."""
-    form = LetterFilterForm(query)
-    more = {key: value for key, value in clean_filter(query).items() if key not in form.fields}
-    return {**more, **form.filter_values()}
 
 
 @require_POST

@@ -76,7 +76,7 @@ def body_path_condition(path: str, wanted: Any, *, joined: bool = False) -> Q:
         # taken for 200 rows, had it look 333,000 letters up one by one: benchmarks/README.md).
         found = Q(pk__in=documents.values("letter_id"))
         named = list(bodies.values_list("id", flat=True))
-        return found | Q(pk__in=named) if named else found
+        return found | Q(pk__any=named) if named else found
     return Q(Exists(documents.filter(letter_id=OuterRef("pk")))) | (
         Q(Exists(not_yet.filter(letter_id=OuterRef("pk")))) & Q(ValueAtPath(steps, wanted, column="body")))
 
