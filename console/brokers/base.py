@@ -85,6 +85,9 @@ class Received:
     envelope: FailureEnvelope
     redelivered: bool = False
     message_id: str = ""
+    #: The broker names this death once: the same custody key told again, however much later,
+    #: is the same death, matched to its letter (console.models.UniqueDeath says why NATS needs it).
+    once: bool = False
 
 
 @dataclass

@@ -31,7 +31,7 @@ NAME = "dlo-reader"
 
 #: A batch as the child hands it over: each message's (number, redelivered, replay id), and
 #: its letter's columns.
-Rows = tuple[list[tuple[int, bool, str]], list[dict[str, Any]]]
+Rows = tuple[list[tuple[int, bool, str, bool]], list[dict[str, Any]]]
 
 
 class ChildCapture(child_process.Child, CaptureSession):
@@ -55,7 +55,7 @@ class ChildCapture(child_process.Child, CaptureSession):
     def next_prepared(self, max_count: int, wait_seconds: float,
                       fixed: dict[str, Any]) -> tuple[list[Arrival], list[dict[str, Any]]]:
         """The next batch as ``console.letters.rows.prepared`` makes it, made in the child."""
-        arrivals: list[tuple[int, bool, str]]
+        arrivals: list[tuple[int, bool, str, bool]]
         rows: list[dict[str, Any]]
         arrivals, rows = self.call(("rows", max_count, wait_seconds, fixed))
         return [Arrival._make(arrival) for arrival in arrivals], rows
@@ -96,7 +96,7 @@ def serve(next_command: Callable[[], Message], reply: Callable[[Message], None])
     def rows(max_count: int, wait_seconds: float, fixed: dict[str, Any]) -> Rows:
         numbered = hold(session.next_batch(max_count, wait_seconds))
         arrivals, letter_rows = prepared((message for _, message in numbered), fixed)
-        return [(number, arrival.redelivered, arrival.replay_id)
+        return [(number, arrival.redelivered, arrival.replay_id, arrival.once)
                 for (number, _), arrival in zip(numbered, arrivals, strict=True)], letter_rows
 
     ahead = ReadAhead(rows, BatchSizer(max_count, max_bytes))

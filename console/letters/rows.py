@@ -33,6 +33,7 @@ class Arrival(NamedTuple):
     token: Any  # the capture session's handle to acknowledge it
     redelivered: bool
     replay_id: str  # our replay id header, "" when it carries none
+    once: bool = False  # the broker names this death once (``Received.once``)
 
 
 def prepared(batch: Iterable[Received], fixed: Mapping[str, Any]) -> tuple[list[Arrival], list[dict[str, Any]]]:
@@ -40,7 +41,8 @@ def prepared(batch: Iterable[Received], fixed: Mapping[str, Any]) -> tuple[list[
     are the same for the whole batch (its place, broker and capture job)."""
     arrivals, rows = [], []
     for message in batch:
-        arrivals.append(Arrival(message.token, bool(message.redelivered), replay_id_of(message.headers)))
+        arrivals.append(Arrival(message.token, bool(message.redelivered), replay_id_of(message.headers),
+                                bool(message.once)))
         rows.append(letter_row(message, fixed))
     return arrivals, rows
 

@@ -18,6 +18,7 @@ from console.models.letter import (
     LetterSearch,
     LetterState,
     PendingAck,
+    UniqueDeath,
 )
 from console.models.notify import Channel, Delivery, Subscription, ViewMatch
 from console.models.objective import Objective
@@ -40,5 +41,5 @@ __all__ = [
     "OutcomeStat",
     "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "AgentGrant", "Rule", "RuleInbox",
     "RuleVersion", "SavedView",
-    "Subscription", "ViewMatch",
+    "Subscription", "UniqueDeath", "ViewMatch",
 ]

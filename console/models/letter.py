@@ -146,6 +146,24 @@ class PendingAck(models.Model):
         indexes = [models.Index(fields=["place", "custody_key"], name="pending_ack_match")]
 
 
+class UniqueDeath(models.Model):
+    """A letter whose broker names its death once (``Received.once``): the key of that death,
+    kept while the letter is, so the same death told again later matches the letter instead of
+    being stored twice. NATS sends a delivery advisory per terminated delivery: a worker's
+    AckTerm that lands after its ack wait ran out, and the AckTerm of the redelivery, announce
+    one message twice (seen: 200 letters stored twice in the NATS crash test). Unique, so two
+    captures storing the same death at once cannot both commit."""
+
+    letter = models.OneToOneField(DeadLetter, primary_key=True, on_delete=models.CASCADE,
+                                  related_name="unique_death", db_constraint=False)
+    place = models.ForeignKey("console.DeadPlace", on_delete=models.CASCADE, related_name="+", db_index=False,
+                              db_constraint=False)
+    custody_key = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["place", "custody_key"], name="unique_death_key")]
+
+
 class LetterFlight(models.Model):
     """A letter a replay or a move has taken and may have handed to the broker, until the
     outcome is recorded: the claim that keeps every other job, edit and action off it, and what

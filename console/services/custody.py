@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from console.access.actors import Actor
 from console.brokers import Adapter, Received
 from console.letters.rows import REPLAY_ID_HEADER, Arrival, prepared  # noqa: F401 - the header is named here too
-from console.models import DeadLetter, DeadPlace, Job, PendingAck
+from console.models import DeadLetter, DeadPlace, Job, PendingAck, UniqueDeath
 from console.notifications.events import listened, notify
 from console.services import audit, group_keys, safeguards
 from console.services.copy_insert import copy_insert
@@ -38,7 +38,8 @@ def replay_id(job_id: int, letter_id: int) -> str:
 @dataclass(frozen=True)
 class Stored:
     """What a batch became in custody: new letters, and redelivered copies matched to letters
-    an interrupted capture had stored already (stored once). ``taken_over`` counts the matched
+    an interrupted capture had stored already (stored once), or deaths told again matched to
+    their letters (counted when first stored). ``taken_over`` counts the matched
     letters another capture (or none) had stored: the job that finishes them counts them,
     while those it stored itself before its worker died were counted then."""
 
@@ -111,26 +112,40 @@ def store_many(batches: Sequence[PlaceBatch]) -> list[Stored]:
     What each place's batch became, in order.
 
     A redelivered message whose copy was committed but never acked (a crash between the two)
-    matches that copy instead of being stored twice. Letters carrying our replay id header
+    matches that copy instead of being stored twice; so does a death its broker names once
+    (``Received.once``), told again however much later (``UniqueDeath``). Letters carrying our replay id header
     are linked to the letter whose replay they are, and counted against that job. The letters
     of all the batches go in one COPY, their pending acks in one statement and their audit
     events in one chain step (an event per place), so a letter trickling into each of many
     places costs a few statements for all, not a few each.
     """
     pending, stored_by = _pending_copies(batches)
+    deaths = _unique_deaths(batches)
     fresh_of: list[list[tuple[dict[str, Any], Arrival]]] = []
     matched_of: list[list[int]] = []
-    for entry in batches:
+    again_of: list[list[int]] = []  # letters of deaths told again: stored and counted before
+    twins: list[tuple[int, tuple[int, str]]] = []  # (batch, death) told twice within these batches
+    told: set[tuple[int, str]] = set()
+    for number, entry in enumerate(batches):
         fresh: list[tuple[dict[str, Any], Arrival]] = []
         matched: list[int] = []
+        again: list[int] = []
         for item, row in zip(entry.batch.items, entry.batch.rows, strict=True):
-            copies = pending.get((entry.place.pk, row["custody_key"])) if item.redelivered else None
+            death = (entry.place.pk, row["custody_key"])
+            copies = pending.get(death) if item.redelivered else None
             if copies:
                 matched.append(copies.pop(0))
+            elif item.once and death in deaths:
+                again.append(deaths[death])
+            elif item.once and death in told:
+                twins.append((number, death))
             else:
                 fresh.append((row, item))
+                if item.once:
+                    told.add(death)
         fresh_of.append(fresh)
         matched_of.append(matched)
+        again_of.append(again)
 
     now = timezone.now()
     every_fresh = [pair for fresh in fresh_of for pair in fresh]
@@ -140,16 +155,20 @@ def store_many(batches: Sequence[PlaceBatch]) -> list[Stored]:
     new_ids = copy_insert(DeadLetter, rows)
     write_new_decoded_texts(new_ids, rows)  # a compressed letter is searched decoded
     _await_ack(new_ids, [row["place_id"] for row in rows], [row["custody_key"] for row in rows])
+    if told:
+        kept = _keep_unique_deaths(new_ids, every_fresh)
+        for number, death in twins:
+            again_of[number].append(kept[death])
 
     stored: list[Stored] = []
     arrived: list[tuple[DeadPlace, list[dict[str, Any]], list[int]]] = []
     start = 0
-    for entry, fresh, matched in zip(batches, fresh_of, matched_of, strict=True):
+    for entry, fresh, matched, again in zip(batches, fresh_of, matched_of, again_of, strict=True):
         ids = new_ids[start:start + len(fresh)]
         start += len(fresh)
         job_id = entry.job.pk if entry.job is not None else None
-        stored.append(Stored(ids, matched, taken_over=sum(1 for i in matched
-                                                          if job_id is None or stored_by[i] != job_id)))
+        stored.append(Stored(ids, matched + again, taken_over=sum(1 for i in matched
+                                                                  if job_id is None or stored_by[i] != job_id)))
         if ids:
             arrived.append((entry.place, [row for row, _ in fresh], ids))
     audit.record_many([
@@ -183,6 +202,45 @@ def _pending_copies(batches: Sequence[PlaceBatch]) -> tuple[dict[tuple[int, str]
                 pending.setdefault((place_id, key), []).append(letter_id)
                 stored_by[letter_id] = capture_job
     return pending, stored_by
+
+
+def _unique_deaths(batches: Sequence[PlaceBatch]) -> dict[tuple[int, str], int]:
+    """The letters in custody of the deaths the batches' ``once`` messages tell, by place and
+    custody key."""
+    wanted = {(entry.place.pk, row["custody_key"]) for entry in batches
+              for item, row in zip(entry.batch.items, entry.batch.rows, strict=True) if item.once}
+    found: dict[tuple[int, str], int] = {}
+    if wanted:
+        places, keys = zip(*wanted, strict=True)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT d.letter_id, d.place_id, d.custody_key FROM {UniqueDeath._meta.db_table} d "
+                f"JOIN {DeadLetter._meta.db_table} l ON l.id = d.letter_id "
+                "WHERE (d.place_id, d.custody_key) IN (SELECT * FROM unnest(%s::bigint[], %s::varchar[]))",
+                [list(places), list(keys)])
+            for letter_id, place_id, key in cursor.fetchall():
+                found[(place_id, key)] = letter_id
+    return found
+
+
+def _keep_unique_deaths(new_ids: list[int], fresh: list[tuple[dict[str, Any], Arrival]]) -> dict[tuple[int, str], int]:
+    """Keep the deaths of the new letters whose broker names them once; returns each death's
+    letter. A death whose letter is gone (deleted) now names the new one. A capture storing the
+    same death at this moment fails here and rolls back: its messages, not acknowledged, come
+    back and match this letter."""
+    kept = {(row["place_id"], row["custody_key"]): letter_id
+            for letter_id, (row, item) in zip(new_ids, fresh, strict=True) if item.once}
+    table, letters = UniqueDeath._meta.db_table, DeadLetter._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} AS d (letter_id, place_id, custody_key) "
+            "SELECT unnest(%s::bigint[]), unnest(%s::bigint[]), unnest(%s::varchar[]) "
+            "ON CONFLICT (place_id, custody_key) DO UPDATE SET letter_id = EXCLUDED.letter_id "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {letters} l WHERE l.id = d.letter_id) RETURNING 1",
+            [list(kept.values()), [place for place, _ in kept], [key for _, key in kept]])
+        if len(cursor.fetchall()) != len(kept):
+            raise IntegrityError("another capture stored one of these deaths at the same moment")
+    return kept
 
 
 def _link_returns(fresh: list[tuple[dict[str, Any], Arrival]]) -> tuple[dict[int, int], set[int]]:

@@ -10,7 +10,10 @@ Two things nats-server 2.9.10 does across its restart, both seen here first: it 
 console's trackers' delivery pointers back and handed out advisories acknowledged long before,
 as first deliveries (1,200 letters stored twice, before captured advisories were deleted from
 the advisory stream); and it dropped pull requests without the 408 that ends them (the keeper
-waited on 156 requests the server no longer held, before the reader counted them lapsed).
+waited on 156 requests the server no longer held, before the reader counted them lapsed). And
+one the server does at any time: the worker's AckTerm landing after its ack wait ran out, then
+the AckTerm of the redelivery, announce one message twice (200 letters stored twice, before a
+NATS death was kept as named once: tests/nats/test_a_death_told_twice_is_one_letter.py).
 
 The server is a nats-server of the test's own (tests.nats.conftest.PrivateServer, its store
 under tmp, kept across the restart)."""

@@ -53,7 +53,7 @@ def letter(advisory: Advisory, message: RawStreamMsg | None, *, token: Any, rede
         details.update(gone=True, died_by=advisory.reason)
         properties[GONE_PROP] = True
         return Received(token=token, body=b"", headers={}, properties=properties, envelope=envelope,
-                        redelivered=redelivered, message_id=f"{advisory.stream}:{advisory.stream_seq}")
+                        redelivered=redelivered, message_id=f"{advisory.stream}:{advisory.stream_seq}", once=True)
     headers = parse_headers(message.hdrs)
     envelope.origin_address = message.subject or ""
     properties[SUBJECT_PROP] = message.subject or ""
@@ -64,6 +64,7 @@ def letter(advisory: Advisory, message: RawStreamMsg | None, *, token: Any, rede
         token=token, body=message.data or b"", headers=headers, properties=properties, envelope=envelope,
         redelivered=redelivered,
         message_id=msg_id if isinstance(msg_id, str) and msg_id else f"{advisory.stream}:{advisory.stream_seq}",
+        once=True,  # a message dies once for its consumer, however many advisories tell of it
     )
 
 
