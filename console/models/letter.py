@@ -289,11 +289,12 @@ class LetterTrace(models.Model):
 
 class GroupCount(models.Model):
     """How many letters a failure group has, kept by the database itself: rows of counts per
-    place, state, fingerprint, origin queue and day of capture, added to by triggers on the
-    letters table (migration 0030) at every insert, delete and change of one of those columns,
-    by any path (a capture's COPY, a job's update, a purge, retention, a migration). A row is a
-    change (+n or -n), never rewritten by the triggers; a group's count is the sum of its rows,
-    exact in any transaction's snapshot, since each change commits with the letters it counts.
+    place, state, fingerprint, origin queue, reason, exception type and day of capture, added
+    to by triggers on the letters table (migrations 0030, 0061) at every insert, delete and
+    change of one of those columns, by any path (a capture's COPY, a job's update, a purge,
+    retention, a migration). A row is a change (+n or -n), never rewritten by the triggers; a
+    group's count is the sum of its rows, exact in any transaction's snapshot, since each change
+    commits with the letters it counts.
     console.services.group_counts folds each key's rows into one now and then.
 
     The failure groups page reads these few rows instead of counting a million letters
@@ -307,6 +308,10 @@ class GroupCount(models.Model):
     state = models.CharField(max_length=16)
     fingerprint = models.CharField(max_length=32)
     origin_queue = models.CharField(max_length=500)
+    # A group's exception and reason, so that a filter on them is answered here (a saved view's
+    # count in the Views menu): the fingerprint is made of them, so they add few rows.
+    reason = models.CharField(max_length=50, default="")
+    exception_type = models.CharField(max_length=500, default="")
     day = models.DateField(help_text="The UTC day the letters were captured")
     letters = models.BigIntegerField(help_text="Letters added (or, below zero, taken away)")
 

@@ -1,6 +1,6 @@
 """Failure groups counted by the database, not by reading the letters.
 
-Triggers on the letters table (migration 0030) add a row of +n or -n to ``GroupCount`` for
+Triggers on the letters table (migrations 0030 and 0061) add a row of +n or -n to ``GroupCount`` for
 every letter inserted, deleted or moved to another place, state, fingerprint or origin, by any
 path, in the same transaction. A group's count is the sum of its rows: exact in every
 snapshot, under capture, replay, purge, retention or any other change. ``fold`` keeps the rows
@@ -8,7 +8,7 @@ few, by replacing each key's rows with their sum (the Celery task ``console.fold
 on beat).
 
 ``groups`` answers the failure groups of a filter the counts are kept by (place, broker, state,
-fingerprint) from these rows; a group's first and last letters, and its sample, are then read
+fingerprint, reason, exception) from these rows; a group's first and last letters, and its sample, are then read
 at the ends of the ``letter_groups`` index, one probe per place and state the group is in.
 """
 
@@ -25,7 +25,7 @@ from console.models import GroupCount
 from console.services.selection import clean_filter, filter_letters
 
 #: The filter keys a count is kept by: any other needs the letters themselves.
-COUNTED_KEYS = frozenset({"place", "broker", "state", "fingerprint"})
+COUNTED_KEYS = frozenset({"place", "broker", "state", "fingerprint", "reason", "exception"})
 
 #: The lock ``fold`` holds, so that two folds do not sum the same rows twice over.
 FOLD_LOCK = 0x646C6F6763  # "dlogc"
@@ -43,14 +43,16 @@ def fold() -> int:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [FOLD_LOCK])
         if not cursor.fetchone()[0]:
             return 0  # another fold is under way
-        key = "place_id, broker_id, state, fingerprint, origin_queue, day"
+        key = "place_id, broker_id, state, fingerprint, origin_queue, reason, exception_type, day"
         cursor.execute(
             f"""WITH many AS (
                     SELECT {key} FROM console_groupcount GROUP BY {key} HAVING count(*) > 1
                 ), gone AS (
                     DELETE FROM console_groupcount AS c USING many AS m
-                     WHERE (c.place_id, c.broker_id, c.state, c.fingerprint, c.origin_queue, c.day)
-                         = (m.place_id, m.broker_id, m.state, m.fingerprint, m.origin_queue, m.day)
+                     WHERE (c.place_id, c.broker_id, c.state, c.fingerprint, c.origin_queue, c.reason,
+                            c.exception_type, c.day)
+                         = (m.place_id, m.broker_id, m.state, m.fingerprint, m.origin_queue, m.reason,
+                            m.exception_type, m.day)
                     RETURNING c.*
                 ), kept AS (
                     INSERT INTO console_groupcount ({key}, letters)

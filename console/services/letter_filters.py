@@ -133,7 +133,8 @@ def header_condition(name: str, value: str | None, *, indexed: bool = True) -> Q
 class LetterFilterSet(FilterSet):
     """Letters matching a filter. Text in the body is matched byte for byte (UTF-8).
 
-    Also applied to querysets of GroupCount (place, broker, state and fingerprint only)."""
+    Also applied to querysets of GroupCount (place, broker, state, fingerprint, reason and exception only:
+    console.services.group_counts.COUNTED_KEYS)."""
 
     place = NumberFilter(field_name="place_id", help_text="Dead place id")
     broker = NumberFilter(field_name="broker_id", help_text="Broker id")

@@ -125,9 +125,46 @@ def test_a_count_not_made_within_its_budget_is_left_to_the_view_page(two_places,
     from console.services import saved_views
     from console.services.selection import Matches
 
-    view = saved_views.do_save_view(actor=people["operator"], name="slow", filter={})
+    # Since a moment: not a filter the groups' counts are kept by, so the letters are counted.
+    view = saved_views.do_save_view(actor=people["operator"], name="slow", filter={"since": "2000-01-01T00:00"})
     assert saved_views.view_count(view, people["operator"]) == (6, True)
     slow = DeadLetter.objects.extra(where=["pg_sleep(0.2) IS NOT NULL"])  # noqa: S610 - a fixed clause
     monkeypatch.setattr(saved_views, "view_matches", lambda view, reader: Matches(slow))
     assert saved_views.view_count(view, people["operator"], budget_ms=50) == (None, False)
     assert SavedView.objects.filter(pk=view.pk).exists(), "the transaction goes on"
+
+
+def test_a_count_by_place_state_reason_or_exception_comes_from_the_groups_counts(two_places, people,
+                                                                                 django_user_model):
+    """The Views menu's count of a view filtered by what the failure groups are counted by is
+    their sum: whole (past the cap), as the reader may see it, following every change of state;
+    a masked reader's filter on the exception is still confirmed letter by letter."""
+    from console.access.roles import set_role
+    from console.models import DeadLetter, LetterState
+    from console.services import saved_views
+
+    mine, theirs, letters = two_places
+    store_letter(theirs, b"{}", origin="billing", reason="expired", exception_type=f"CardError {CARD}")
+    views = {name: saved_views.do_save_view(actor=people["admin"], name=name, filter=given, sharing="everyone")
+             for name, given in {"held": {"state": "held"}, "expired": {"reason": "expired"},
+                                 "card": {"exception": "carderror"}, "mine": {"place": str(mine.pk)}}.items()}
+
+    def counts(reader) -> dict[str, tuple]:
+        return {name: saved_views.view_count(view, reader, cap=3) for name, view in views.items()}
+
+    assert counts(people["operator"]) == {"held": (7, True), "expired": (1, True), "card": (1, True),
+                                          "mine": (4, True)}, "whole counts, past a cap of 3"
+    limited = django_user_model.objects.create_user("lima", password="lima-pass-123")
+    set_role(limited, "operator")
+    RoleScope.objects.create(user=limited, place=mine)
+    assert counts(limited) == {"held": (4, True), "expired": (0, True), "card": (0, True), "mine": (4, True)}
+
+    DeadLetter.objects.filter(pk__in=letters["mine"][:2]).update(state=LetterState.REPLAYED)
+    assert counts(limited)["held"] == (2, True) and counts(people["operator"])["held"] == (5, True)
+
+    do_set_redaction_rule(actor="tests", kind=CARD_RULE[0], pattern=CARD_RULE[1])
+    assert counts(people["viewer"])["card"] == (1, True), "the exception's readable part still matches"
+    hidden = saved_views.do_save_view(actor=people["admin"], name="digits", filter={"exception": CARD[:6]},
+                                      sharing="everyone")
+    assert saved_views.view_count(hidden, people["viewer"]) == (0, True), "not found by what the mask hides"
+    assert saved_views.view_count(hidden, people["operator"]) == (1, True)
