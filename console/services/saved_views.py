@@ -113,6 +113,10 @@ def view_count(view: SavedView, reader: Actor, cap: int = NAV_COUNT_CAP,
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL statement_timeout = %s", [f"{int(budget_ms)}ms"])
+            # A capped count stops at its cap: compiling it (JIT) or starting parallel workers
+            # costs more than it saves (40 ms of a 50 ms count over a million letters).
+            cursor.execute("SET LOCAL jit = off")
+            cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
             found = view_matches(view, reader)
             count, exact = capped_count(found.letters, cap)
     except OperationalError as exc:
