@@ -51,11 +51,13 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "place": VIEW,
     "objective-new": ACT,
     "objective-delete": ACT,
+    "view-objective-new": ACT,
     "place-groups": VIEW,
     "letters": VIEW,
     "saved-views-nav": VIEW,
     "saved-view-new": VIEW,
     "saved-view": VIEW,
+    "saved-view-subscription": VIEW,
     "letter": VIEW,
     "jobs": VIEW,
     "job": VIEW,
@@ -169,6 +171,8 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "api-objective": {"GET": VIEW, "*": ACT},
     "api-views": VIEW,
     "api-view": VIEW,
+    # One's own subscription to a view's new letters, by e-mail: anyone who may open the view.
+    "api-view-subscription": VIEW,
     # Letters leave as files: a right of its own (operators and admins), masked and scoped.
     "api-letters-export": EXPORT,
     "api-group-export": EXPORT,

@@ -49,6 +49,19 @@ class ArrivalSerializer(MaskedSerializer):
     letters = ApiIntegerField()
 
 
+class ObjectiveWeekSerializer(MaskedSerializer):
+    week = serializers.DateField(help_text="The week's Monday (UTC)")
+    known = ApiIntegerField(help_text="Letters captured that week whose outcome is known")
+    in_time = ApiIntegerField(help_text="Of those, resolved within the objective's time")
+    percent = serializers.FloatField(allow_null=True)
+
+
+class ObjectiveWeeksSerializer(MaskedSerializer):
+    objective = ApiIntegerField(source="objective.pk", help_text="/api/objectives/<id>/")
+    name = serializers.CharField(source="objective.name")
+    weeks = ObjectiveWeekSerializer(many=True, help_text="The latest first, back as far as the lake goes")
+
+
 class AnalyticsSerializer(MaskedSerializer):
     limited = serializers.BooleanField(help_text="Your access is limited to some places: nothing is shown")
     computing = serializers.BooleanField(help_text="None computed yet, and a computation is asked for or under way")
@@ -58,6 +71,7 @@ class AnalyticsSerializer(MaskedSerializer):
     origins = OutcomeSerializer(many=True)
     busiest = serializers.DictField(child=BusySerializer(many=True), help_text="origin, consumer, host")
     arrivals = ArrivalSerializer(many=True)
+    objective_weeks = ObjectiveWeeksSerializer(many=True, help_text="Each objective on a place or an origin")
 
 
 class AnalyticsView(APIView):
@@ -72,6 +86,7 @@ class AnalyticsView(APIView):
             "groups": found.groups, "origins": found.origins, "busiest": found.busiest,
             "arrivals": [{"weekday": day, "hour": hour, "letters": count}
                          for (day, hour), count in sorted(found.arrivals.items())],
+            "objective_weeks": [{"objective": objective, "weeks": weeks} for objective, weeks in found.objectives],
         }
         return Response(AnalyticsSerializer(data).data)
 

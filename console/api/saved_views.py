@@ -1,5 +1,6 @@
 """``/api/views/``: the saved views the caller may open, each with its count of the letters the
-caller may see, and the owner's changes (console.services.saved_views)."""
+caller may see, and the owner's changes (console.services.saved_views); ``subscription/``: the
+caller's own subscription to a view's new letters (console.services.channels)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,16 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console.access.masking import MaskedModelSerializer
+from console.access.masking import MaskedModelSerializer, MaskedSerializer
 from console.api.errors import ErrorSerializer
 from console.models import SavedView
+from console.services.channels import (
+    MAX_DIGEST_MINUTES,
+    do_subscribe_myself,
+    do_unsubscribe_myself,
+    my_subscription,
+)
+from console.services.parsing import ApiIntegerField
 from console.services.saved_views import (
     COUNT_BUDGET_MS,
     NAV_COUNT_CAP,
@@ -122,3 +130,43 @@ class SavedViewDetail(APIView):
         """Delete it (its owner, or an admin who manages users; audited)."""
         do_delete_view(view_for(request.user, view_id), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MySubscriptionSerializer(MaskedSerializer):
+    subscribed = serializers.BooleanField(help_text="Whether you hear of the view's new letters, by e-mail")
+    digest_minutes = serializers.IntegerField(allow_null=True, help_text="Every N minutes; null: at once")
+    address = serializers.CharField(allow_blank=True, help_text="Where: your account's e-mail address")
+
+
+class MySubscriptionInputSerializer(serializers.Serializer):
+    digest_minutes = ApiIntegerField(required=False, allow_null=True, default=None, min_value=1,
+                                     max_value=MAX_DIGEST_MINUTES, help_text="A digest every N minutes; none: at once")
+
+
+class MySubscription(APIView):
+    """Your own subscription to a view's new letters, by e-mail to your account's address: no
+    admin needed (console.services.channels.do_subscribe_myself)."""
+
+    @extend_schema(responses=MySubscriptionSerializer)
+    def get(self, request, view_id: int):
+        return Response(_mine(request.user, view_for(request.user, view_id)))
+
+    @extend_schema(request=MySubscriptionInputSerializer, responses={201: MySubscriptionSerializer,
+                                                                    400: ErrorSerializer})
+    def post(self, request, view_id: int):
+        given = MySubscriptionInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        view = view_for(request.user, view_id)
+        do_subscribe_myself(actor=request.user, view=view, digest_minutes=given.validated_data["digest_minutes"])
+        return Response(_mine(request.user, view), status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, view_id: int):
+        do_unsubscribe_myself(actor=request.user, view=view_for(request.user, view_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _mine(user, view: SavedView) -> dict:
+    mine = my_subscription(user, view)
+    return {"subscribed": mine is not None, "digest_minutes": mine.digest_minutes if mine else None,
+            "address": getattr(user, "email", "") or ""}

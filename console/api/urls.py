@@ -40,6 +40,7 @@ urlpatterns = [
     path("objectives/<int:objective_id>/", objectives.ObjectiveDetail.as_view(), name="api-objective"),
     path("views/", saved_views.SavedViewList.as_view(), name="api-views"),
     path("views/<int:view_id>/", saved_views.SavedViewDetail.as_view(), name="api-view"),
+    path("views/<int:view_id>/subscription/", saved_views.MySubscription.as_view(), name="api-view-subscription"),
     path("letters/export/", exports.LetterExport.as_view(), name="api-letters-export"),
     path("imports/", imports.ImportList.as_view(), name="api-imports"),
     path("letters/<int:letter_id>/", letters.LetterDetail.as_view(), name="api-letter"),

@@ -2,7 +2,7 @@
 
 from console.models import lookups  # noqa: F401  (registers __any)
 from console.models.access import AgentGrant, RoleScope
-from console.models.analytics import AnalyticsRun, ArrivalCell, BusyName, OutcomeStat
+from console.models.analytics import AnalyticsRun, ArrivalCell, BusyName, ObjectiveWeek, OutcomeStat
 from console.models.audit import AuditEvent, AuditEventPlace
 from console.models.body_schema import BodyMapping, BodySchema
 from console.models.broker import Broker
@@ -37,7 +37,7 @@ __all__ = [
     "DeadPlace", "FailureGroupDay", "FailureGroupHistory", "GroupCount", "GroupNote", "GroupTriage",
     "Job",
     "LakeWatermark", "LetterDocument", "LetterFlight", "LetterHandling", "LetterMark", "LetterSearch", "LetterState",
-    "Objective", "Origin",
+    "Objective", "ObjectiveWeek", "Origin",
     "OutcomeStat",
     "PendingAck", "PlaceSample", "SignInFailure", "RedactionRule", "RoleScope", "AgentGrant", "Rule", "RuleInbox",
     "RuleVersion", "SavedView",

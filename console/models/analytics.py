@@ -80,6 +80,28 @@ class ArrivalCell(models.Model):
         constraints = [models.UniqueConstraint(fields=["weekday", "hour"], name="arrival_cell_unique")]
 
 
+class ObjectiveWeek(models.Model):
+    """An objective's attainment in one week of the whole history (the analytics, from the lake
+    and custody): of the letters captured that week (a week starts on Monday, UTC) in its place or
+    from its origin whose outcome is known (resolved, or open longer than D by the computation),
+    how many were resolved within D of their capture. Resolved is as the analytics have it: a
+    confirmed replay or move, or marked failed, the first such event counting."""
+
+    objective = models.ForeignKey("console.Objective", on_delete=models.CASCADE, related_name="weeks")
+    week = models.DateField(help_text="The week's Monday (UTC)")
+    known = models.BigIntegerField()
+    in_time = models.BigIntegerField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["objective", "-week"]
+        constraints = [models.UniqueConstraint(fields=["objective", "week"], name="objective_week_unique")]
+
+    @property
+    def percent(self) -> float | None:
+        return round(100 * self.in_time / self.known, 1) if self.known else None
+
+
 class AnalyticsRun(models.Model):
     """A computation of the analytics asked for (``manage.py demo --analytics-later`` queues one
     for the worker, so ``make run`` answers first) or under way (the pipeline's ``analytics``

@@ -5,7 +5,8 @@ from django.db import models
 
 
 class Objective(models.Model):
-    """A promise on how long letters wait (issue 51), on a dead place or an origin:
+    """A promise on how long letters wait (issue 51), on a dead place, an origin or a saved view
+(judged over all of the view's letters, so shown only to readers without limits):
 
     - ``oldest``: no held letter waits longer than ``seconds``;
     - ``resolved``: ``percent`` of the letters are resolved (replayed, moved, marked failed or
@@ -29,6 +30,8 @@ class Objective(models.Model):
                               related_name="objectives")
     origin = models.ForeignKey("console.Origin", null=True, blank=True, on_delete=models.CASCADE,
                                related_name="objectives")
+    view = models.ForeignKey("console.SavedView", null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="objectives")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     seconds = models.IntegerField(help_text="D: how long a letter may wait")
     percent = models.FloatField(null=True, blank=True, help_text="P, for resolved: the share resolved within D")
@@ -47,8 +50,9 @@ class Objective(models.Model):
     class Meta:
         ordering = ["name", "id"]
         constraints = [models.CheckConstraint(
-            condition=models.Q(place__isnull=False, origin__isnull=True) | models.Q(place__isnull=True,
-                                                                                  origin__isnull=False),
+            condition=models.Q(place__isnull=False, origin__isnull=True, view__isnull=True)
+            | models.Q(place__isnull=True, origin__isnull=False, view__isnull=True)
+            | models.Q(place__isnull=True, origin__isnull=True, view__isnull=False),
             name="objective_one_target")]
 
     def __str__(self) -> str:

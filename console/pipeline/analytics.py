@@ -13,8 +13,9 @@ for ``groups``. Per failure group, per origin (broker and subscription) and over
 * **recurrences**: letters that arrived (were captured) when every earlier letter of their
   group had been resolved: the group had been dealt with, and came back.
 
-Also the busiest origins, consumers and hosts (letters and groups each) and the letters'
-arrivals by weekday and hour (UTC).
+Also the busiest origins, consumers and hosts (letters and groups each), the letters' arrivals
+by weekday and hour (UTC), and each objective's attainment per week of capture
+(console.models.ObjectiveWeek), back as far as the lake goes.
 
 ``compute_analytics`` is the computation up to the driver (the benchmark runs it on a synthetic
 lake); ``run_analytics`` feeds it and ``store`` replaces the tables of console.models.analytics.
@@ -25,7 +26,9 @@ value per letter.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -34,7 +37,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType, TimestampType
 
-from console.models import ArrivalCell, BusyName, LetterState, OutcomeStat
+from console.models import ArrivalCell, BusyName, DeadPlace, LetterState, Objective, ObjectiveWeek, OutcomeStat
 from console.pipeline import lake as lakefs
 from console.pipeline.archive import watermark
 from console.pipeline.outcomes import Resolving
@@ -52,6 +55,7 @@ LETTER_INPUT = StructType([
     StructField("failed_at", TimestampType()),
     StructField("arrived_at", TimestampType()),
     StructField("parent_id", LongType()),
+    StructField("place", LongType()),
 ])
 EVENT_INPUT = StructType([
     StructField("id", LongType()),
@@ -93,11 +97,20 @@ CODES = {LetterState.REPLAYED: REPLAYED, LetterState.FAILED: FAILED}
 NEVER = "9999-12-31 00:00:00"
 
 
+#: What an objective is about, as the analytics read the letters: one row per place it covers (an
+#: origin's objective covers each place of its broker and scope, its letters from that origin).
+TARGETS = StructType([
+    StructField("objective", LongType()), StructField("place", LongType()), StructField("origin_queue", StringType()),
+    StructField("seconds", LongType()),
+])
+
+
 @dataclass
 class Analytics:
     outcomes: list[dict] = field(default_factory=list)
     busiest: list[dict] = field(default_factory=list)
     arrivals: list[dict] = field(default_factory=list)
+    objective_weeks: list[dict] = field(default_factory=list)
 
 
 def archived_letters(spark: SparkSession, lake: str) -> DataFrame:
@@ -105,7 +118,7 @@ def archived_letters(spark: SparkSession, lake: str) -> DataFrame:
     return letters.select(
         "id", "fingerprint", "origin_queue", "broker", "consumer", "host",
         F.coalesce("first_failed_at", "captured_at").alias("failed_at"), F.col("captured_at").alias("arrived_at"),
-        "parent_id",
+        "parent_id", "place",
     )
 
 
@@ -171,7 +184,25 @@ def outcomes(cube: DataFrame) -> list[dict]:
     return found
 
 
-def compute_analytics(letters: DataFrame, events: DataFrame, resolving: Resolving) -> Analytics:
+def objective_weeks(letters: DataFrame, resolved: DataFrame, targets: list[tuple], now: datetime) -> list[dict]:
+    """Per objective (``targets``: TARGETS rows) and week of capture (its Monday, UTC): the letters
+    whose outcome is known at ``now`` (resolved, or open longer than D) and those resolved within
+    D of their capture. One join of the letters to the few targets, one aggregation."""
+    about = letters.sparkSession.createDataFrame(targets, TARGETS)
+    matched = letters.join(F.broadcast(about), on=(letters.place == about.place) & (
+        about.origin_queue.isNull() | (letters.origin_queue == about.origin_queue))).select(
+        "id", "objective", "seconds", "arrived_at")
+    waited = F.unix_seconds("resolved_at") - F.unix_seconds("arrived_at")
+    late = F.unix_seconds("arrived_at") < F.lit(int(now.timestamp())) - F.col("seconds")
+    counted = matched.join(resolved, on="id", how="left").groupBy(
+        "objective", F.to_date(F.date_trunc("week", "arrived_at")).alias("week")).agg(
+        F.sum((F.col("resolved_at").isNotNull() | late).cast("long")).alias("known"),
+        F.sum((F.col("resolved_at").isNotNull() & (waited <= F.col("seconds"))).cast("long")).alias("in_time"))
+    return [row.asDict() for row in counted.collect()]
+
+
+def compute_analytics(letters: DataFrame, events: DataFrame, resolving: Resolving,
+                      targets: Sequence[tuple] = (), now: datetime | None = None) -> Analytics:
     """The whole computation on letters shaped like LETTER_INPUT and events like EVENT_INPUT,
     which ``resolving`` reads.
 
@@ -187,7 +218,8 @@ def compute_analytics(letters: DataFrame, events: DataFrame, resolving: Resolvin
     keys = letters.sparkSession.createDataFrame(
         [(fingerprint, broker, origin, groups[fingerprint], origins[(broker, origin)])
          for broker, origin, fingerprint in combos], KEYS)
-    cube = per_letter(letters, resolutions(events, resolving), keys).groupBy("group", "origin", "minutes").agg(
+    resolved = resolutions(events, resolving)
+    cube = per_letter(letters, resolved, keys).groupBy("group", "origin", "minutes").agg(
         F.count(F.lit(1)).alias("letters"), *[F.sum(F.col(flag).cast("long")).alias(flag)
                                               for flag in ("replayed", "failed", "came_back", "recurred")],
     )
@@ -199,7 +231,8 @@ def compute_analytics(letters: DataFrame, events: DataFrame, resolving: Resolvin
     found = outcomes(cube)
     for outcome in found:
         outcome.update(by_number[outcome["kind"]][outcome.pop("key")])
-    return Analytics(found, busiest, cells)
+    weeks = objective_weeks(letters, resolved, list(targets), now or timezone.now()) if targets else []
+    return Analytics(found, busiest, cells, weeks)
 
 
 def names_and_arrivals(letters: DataFrame) -> tuple[list[tuple], list[dict], list[dict]]:
@@ -252,14 +285,29 @@ def run_analytics(lake: str | None = None, *, resolving: Resolving, spark: Spark
         custody_frame(spark, ANALYTICS_LETTERS_SQL, watermark(lake, LETTERS), LETTER_INPUT))
     events = archived_events(spark, lake, resolving).unionByName(
         custody_frame(spark, resolving_events_sql(resolving), watermark(lake, AUDIT), EVENT_INPUT))
-    return store(compute_analytics(letters, events, resolving))
+    return store(compute_analytics(letters, events, resolving, objective_targets(), timezone.now()))
+
+
+def objective_targets() -> list[tuple]:
+    """The objectives on places and origins as TARGETS rows. An objective on a view is not among
+    them: its filter is PostgreSQL's (console.services.selection), not the lake's."""
+    rows: list[tuple] = []
+    for objective in Objective.objects.filter(view__isnull=True).select_related("origin"):
+        if objective.place_id is not None:
+            rows.append((objective.pk, objective.place_id, None, objective.seconds))
+            continue
+        origin = objective.origin
+        assert origin is not None  # one target (a constraint)
+        rows += [(objective.pk, place, origin.name, objective.seconds) for place in DeadPlace.objects.filter(
+            broker_id=origin.broker_id, scope=origin.scope).values_list("pk", flat=True)]
+    return rows
 
 
 @transaction.atomic
 def store(result: Analytics) -> int:
     """Replace the stored analytics with a new computation, in one transaction."""
     now = timezone.now()
-    for model in (OutcomeStat, BusyName, ArrivalCell):
+    for model in (OutcomeStat, BusyName, ArrivalCell, ObjectiveWeek):
         model.objects.all().delete()
     OutcomeStat.objects.bulk_create([
         OutcomeStat(kind=o["kind"], fingerprint=o.get("fingerprint") or "", broker=o.get("broker") or "",
@@ -271,4 +319,9 @@ def store(result: Analytics) -> int:
     ], batch_size=2000)
     BusyName.objects.bulk_create([BusyName(**b, computed_at=now) for b in result.busiest])
     ArrivalCell.objects.bulk_create([ArrivalCell(**cell, computed_at=now) for cell in result.arrivals])
+    alive = set(Objective.objects.values_list("pk", flat=True))  # one deleted meanwhile has no weeks
+    ObjectiveWeek.objects.bulk_create([
+        ObjectiveWeek(objective_id=week["objective"], week=week["week"], known=week["known"] or 0,
+                      in_time=week["in_time"] or 0, computed_at=now)
+        for week in result.objective_weeks if week["objective"] in alive], batch_size=2000)
     return sum(o["letters"] for o in result.outcomes if o["kind"] == OutcomeStat.Kind.ALL)

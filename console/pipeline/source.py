@@ -113,7 +113,8 @@ def custody_frame(spark: SparkSession, sql: str, after: int, schema: StructType)
 # What analytics needs of the letters not yet in the lake (see console.pipeline.analytics).
 ANALYTICS_LETTERS_SQL = """
 SELECT l.id, l.fingerprint, l.origin_queue, b.name, NULLIF(l.envelope_details->>'consumer', ''),
-       NULLIF(l.envelope_details->>'host', ''), COALESCE(l.first_failed_at, l.captured_at), l.captured_at, l.parent_id
+       NULLIF(l.envelope_details->>'host', ''), COALESCE(l.first_failed_at, l.captured_at), l.captured_at, l.parent_id,
+       l.place_id
 FROM console_deadletter l JOIN console_broker b ON b.id = l.broker_id
 WHERE l.id > %s
 ORDER BY l.id LIMIT %s

@@ -22,8 +22,19 @@ from django.utils import timezone
 from console.access.actors import Actor
 from console.access.redaction_policy import for_user, mask_envelopes
 from console.access.scope import scope_of, visible
-from console.models import AnalyticsRun, ArrivalCell, Broker, BusyName, DeadLetter, FailureGroupHistory, OutcomeStat
+from console.models import (
+    AnalyticsRun,
+    ArrivalCell,
+    Broker,
+    BusyName,
+    DeadLetter,
+    FailureGroupHistory,
+    Objective,
+    ObjectiveWeek,
+    OutcomeStat,
+)
 from console.services import match_words
+from console.services.objectives import readable_objectives
 
 #: Groups and origins listed, largest first.
 LISTED = 50
@@ -88,6 +99,8 @@ class Analytics:
     origins: list[Outcome] = field(default_factory=list)
     busiest: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     arrivals: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: Each objective on a place or an origin with its weeks, the latest first.
+    objectives: list[tuple[Objective, list[ObjectiveWeek]]] = field(default_factory=list)
 
 
 def analytics_for(user: Actor, *, listed: int = LISTED) -> Analytics:
@@ -113,7 +126,18 @@ def analytics_for(user: Actor, *, listed: int = LISTED) -> Analytics:
                          {"origin": stat.origin, "broker": brokers.get(stat.broker)}) for stat in origins],
         busiest=_busiest(user, brokers),
         arrivals={(cell.weekday, cell.hour): cell.letters for cell in ArrivalCell.objects.all()},
+        objectives=_objective_weeks(user),
     )
+
+
+def _objective_weeks(user: Actor) -> list[tuple[Objective, list[ObjectiveWeek]]]:
+    """The objectives on places and origins the reader may see, each with its weeks."""
+    objectives = list(readable_objectives(user).filter(view__isnull=True).select_related(
+        "place__broker", "origin__broker"))
+    weeks: dict[int, list[ObjectiveWeek]] = {}
+    for week in ObjectiveWeek.objects.filter(objective__in=objectives):
+        weeks.setdefault(week.objective_id, []).append(week)
+    return [(objective, weeks.get(objective.pk, [])) for objective in objectives]
 
 
 def _group_samples(user: Actor, fingerprints: list[str]) -> dict[str, tuple[str, str]]:

@@ -223,3 +223,77 @@ def user_named(username: str | None) -> User | None:
     if user is None:
         raise NotifyError(f"no user {username!r}")
     return user
+
+
+# -- a person's own subscriptions ------------------------------------------------------------------
+
+#: What ``created_by`` says of a person's own e-mail channel, after its ``self:`` prefix.
+OWN = "self:"
+
+
+@transaction.atomic
+def do_subscribe_myself(*, actor: Actor, view: SavedView, digest_minutes: int | None = None) -> Subscription:
+    """A person subscribes themselves to a view's new letters, by e-mail to their account's
+    address, at once or as a digest every ``digest_minutes``: no admin needed, as the letters
+    told are theirs to see (their scope, masked for them). Their own e-mail channel is made on
+    first use and follows their address (``own_channel``); both are audited."""
+    user = _person(actor)
+    channel = own_channel(user)
+    if Subscription.objects.filter(user=user, view=view, channel=channel).exists():
+        raise NotifyError("you hear of this view's new letters already: stop first to change how")
+    return _subscribe(actor=user, channel=channel, events=[VIEW_EVENT], user=user, group=None, place=None,
+                      threshold=None, view=view, digest_minutes=digest_minutes)
+
+
+@transaction.atomic
+def do_unsubscribe_myself(*, actor: Actor, view: SavedView) -> int:
+    """A person stops hearing of a view's new letters through their own channel (audited
+    ``subscription.removed``); returns how many subscriptions went (0 or 1)."""
+    user = _person(actor)
+    mine = Subscription.objects.filter(user=user, view=view, channel__created_by=OWN + user.get_username())
+    gone = list(mine.values_list("pk", flat=True))
+    if gone:
+        mine.delete()
+        audit.record("subscription.removed", actor=user, details={"subscriptions": gone, "view": view.pk})
+    return len(gone)
+
+
+def my_subscription(user: Actor, view: SavedView) -> Subscription | None:
+    """The reader's own subscription to the view, if any (the view's page says how they hear)."""
+    if not isinstance(user, User) or not user.is_authenticated:
+        return None
+    return Subscription.objects.filter(user=user, view=view, channel__created_by=OWN + user.get_username()).first()
+
+
+def own_channel(user: User) -> Channel:
+    """The person's own e-mail channel, to their account's address: made on first use, its
+    address changed with theirs (each audited)."""
+    address = (user.email or "").strip()
+    if not address:
+        raise NotifyError("your account has no e-mail address to tell you by: ask an admin to add one")
+    target, _ = _checked_target("email", address)
+    by = OWN + user.get_username()
+    channel = Channel.objects.filter(created_by=by, kind="email").first()
+    if channel is not None:
+        if channel.target != target:
+            before = channel.target
+            channel.set_target(target)
+            channel.save()
+            audit.record("channel.changed", actor=user, details={"channel": channel.pk, "target": channel.target,
+                                                                 "before": {"target": before}})
+        return channel
+    name = f"e-mail to {user.get_username()}"[:90]
+    if Channel.objects.filter(name=name).exists():
+        name = f"{name} ({user.pk})"
+    channel = Channel(name=name, kind="email", created_by=by)
+    channel.set_target(target)
+    channel.save()
+    audit.record("channel.added", actor=user, details={
+        "channel": channel.pk, "name": name, "kind": "email", "target": channel.target, "own": True})
+    return channel
+
+
+def _person(actor: Actor) -> User:
+    if not isinstance(actor, User) or not actor.is_authenticated:
+        raise NotifyError("only a person subscribes themselves")
+    return actor

@@ -5,7 +5,7 @@ Gauges: ``dlo_place_depth``, ``dlo_place_held_letters`` and ``dlo_place_oldest_l
 (labels broker, place), ``dlo_letters`` (state), ``dlo_jobs`` (kind, status), ``dlo_broker_up``
 (broker: 1 answered the last check, 0 did not; no sample before the first check),
 ``dlo_objective_attainment`` and ``dlo_objective_oldest_age_seconds`` (broker, place, origin,
-objective, kind: as the objectives' last evaluation judged them). Counters:
+view, objective, kind: as the objectives' last evaluation judged them). Counters:
 ``dlo_place_arrivals_total`` (letters ever taken into custody from a place, tombstones
 included, so it only grows) and ``dlo_rule_actions_total`` (rule, action: letters the rule's jobs
 handled, and letters it held for a person), ``dlo_notifications_failed_total`` (channel:
@@ -94,21 +94,23 @@ class ConsoleCollector(Collector):
 
     def _objectives(self) -> Iterator[Metric]:
         """As the last evaluation judged them (console.services.objectives): labelled as the place
-        metrics are (broker, place: empty for an objective on an origin), with the objective's
-        name, its kind, and its origin (empty for one on a place)."""
-        labels = ["broker", "place", "origin", "objective", "kind"]
+        metrics are (broker, place: empty for an objective on an origin or a view), with the
+        objective's name, its kind, its origin and its view (each empty for one on another target)."""
+        labels = ["broker", "place", "origin", "view", "objective", "kind"]
         attainment = GaugeMetricFamily(
             "dlo_objective_attainment", "Share of the letters of the last 7 days resolved within the objective's "
             "time (0..1), of those whose outcome is known", labels=labels)
         oldest = GaugeMetricFamily("dlo_objective_oldest_age_seconds",
                                    "Age of the oldest held letter the objective is about (0 when none)", labels=labels)
-        for objective in Objective.objects.select_related("place__broker", "origin__broker"):
+        for objective in Objective.objects.select_related("place__broker", "origin__broker", "view"):
             if objective.place is not None:
                 place = {"name": objective.place.name, "scope": objective.place.scope}
-                where = [objective.place.broker.name, _place_label(place), ""]
+                where = [objective.place.broker.name, _place_label(place), "", ""]
+            elif objective.view is not None:
+                where = ["", "", "", objective.view.name]
             else:
                 assert objective.origin is not None  # one target (a constraint)
-                where = [objective.origin.broker.name, "", objective.origin.name]
+                where = [objective.origin.broker.name, "", objective.origin.name, ""]
             values = [*(self.label(text) for text in where), self.label(objective.name), objective.kind]
             if objective.attainment_7d is not None:
                 attainment.add_metric(values, objective.attainment_7d)

@@ -1,7 +1,9 @@
 """Objectives on how long letters wait (issue 51): depth alone says little, a dead queue holding
 3 letters for a week is a worse failure than one holding 3,000 for a minute.
 
-An objective (console.models.Objective) is set on a dead place or an origin:
+An objective (console.models.Objective) is set on a dead place, an origin or a saved view (its
+filter over every letter, whoever reads it: so an objective on a view is set and seen only by
+people without limits who may open the view):
 
 - ``oldest``: no held letter waits longer than D (the oldest held letter's age against D);
 - ``resolved``: P% of the letters are resolved within D of their capture. Resolved is replayed
@@ -20,7 +22,7 @@ windows in one pass. A
 change of state is told once (``objective.at_risk``, ``objective.breached``,
 ``objective.recovered``, naming its owner) and audited as ``system:objectives``.
 
-Set and deleted by operators (who may act on letters) on places and origins they may see,
+Set and deleted by operators (who may act on letters) on places, origins and views they may see,
 through :func:`do_set_objective` and :func:`do_delete_objective`, audited."""
 
 from __future__ import annotations
@@ -35,13 +37,15 @@ from django.utils import timezone
 
 from console.access.actors import Actor
 from console.access.roles import ACT, has, role_holding
-from console.access.scope import OutOfScope, visible
-from console.models import DeadLetter, DeadPlace, LetterState, Objective, Origin
+from console.access.scope import OutOfScope, scope_of, visible
+from console.models import DeadLetter, DeadPlace, LetterState, Objective, Origin, SavedView
 from console.notifications.events import notify
 from console.refusals import Forbidden, Refusal
 from console.services import audit
 from console.services.marks import owner_or_actor
 from console.services.parsing import unstorable_text
+from console.services.saved_views import letters_filter, readable_views
+from console.services.selection import filter_letters
 
 #: Who judges the objectives.
 OBJECTIVES_ACTOR = "system:objectives"
@@ -77,9 +81,12 @@ class Judged:
 
 
 def letters_of(objective: Objective) -> QuerySet[DeadLetter]:
-    """The letters an objective is about: its place's, or those that died from its origin."""
+    """The letters an objective is about: its place's, those that died from its origin, or its
+    view's (the view's filter at this moment, over every place)."""
     if objective.place_id is not None:
         return DeadLetter.objects.filter(place_id=objective.place_id)
+    if objective.view is not None:
+        return filter_letters(letters_filter(objective.view))
     origin = objective.origin
     assert origin is not None  # one target (a constraint)
     return DeadLetter.objects.filter(broker_id=origin.broker_id, place__scope=origin.scope,
@@ -139,7 +146,7 @@ def evaluate_objectives(now: datetime | None = None) -> list[tuple[Objective, st
     """Judge every objective; returns those whose state changed, with the event told."""
     now = now or timezone.now()
     changed = []
-    for objective in Objective.objects.select_related("place__broker", "origin__broker", "owner"):
+    for objective in Objective.objects.select_related("place__broker", "origin__broker", "view", "owner"):
         due = objective.attainment_at is None or (now - objective.attainment_at).total_seconds() >= ATTAINMENT_SECONDS
         judged = judge(objective, now, count_shares=due)
         fields = _figures(judged, now, shares=due)
@@ -172,6 +179,8 @@ def _tell(objective: Objective, event: str, judged: Judged) -> None:
 def target_label(objective: Objective) -> str:
     if objective.place is not None:
         return f"{objective.place.broker.name}/{objective.place.name}"
+    if objective.view is not None:
+        return f"view {objective.view.name}"
     assert objective.origin is not None  # one target (a constraint)
     return f"{objective.origin.broker.name} origin {objective.origin.name}"
 
@@ -179,23 +188,28 @@ def target_label(objective: Objective) -> str:
 def _broker(objective: Objective) -> Any:
     if objective.place is not None:
         return objective.place.broker
-    assert objective.origin is not None
-    return objective.origin.broker
+    return objective.origin.broker if objective.origin is not None else None  # a view's: every broker
 
 
 def do_set_objective(*, actor: Actor, name: str, kind: str, seconds: Any, percent: Any = None,
-                     place: DeadPlace | None = None, origin: Origin | None = None, owner: Any = None,
-                     reason: str = "") -> Objective:
-    """Set an objective on a place or an origin ``actor`` may see (audited ``objective.set``);
-    judged at once."""
+                     place: DeadPlace | None = None, origin: Origin | None = None, view: SavedView | None = None,
+                     owner: Any = None, reason: str = "") -> Objective:
+    """Set an objective on a place, an origin or a view ``actor`` may see (audited
+    ``objective.set``); judged at once."""
     if not has(actor, ACT):
         raise Forbidden(f"setting objectives needs the {role_holding(ACT)} role")
-    if (place is None) == (origin is None):
-        raise ObjectiveError("an objective is set on one place or one origin")
-    target = place if place is not None else origin
-    model = DeadPlace if place is not None else Origin
-    if not visible(actor, model.objects.filter(pk=target.pk)).exists():  # type: ignore[union-attr]
-        raise OutOfScope("that place or origin is not one you may see")
+    if sum(target is not None for target in (place, origin, view)) != 1:
+        raise ObjectiveError("an objective is set on one place, one origin or one view")
+    if view is not None:
+        if not readable_views(actor).filter(pk=view.pk).exists():
+            raise OutOfScope("that view is not one you may open")
+        if not scope_of(actor).unlimited:
+            raise OutOfScope("an objective on a view is judged over every place: it is set by people without limits")
+    else:
+        target = place if place is not None else origin
+        model = DeadPlace if place is not None else Origin
+        if not visible(actor, model.objects.filter(pk=target.pk)).exists():  # type: ignore[union-attr]
+            raise OutOfScope("that place or origin is not one you may see")
     name = (name or "").strip()
     if not name or len(name) > 100 or unstorable_text(name):
         raise ObjectiveError("an objective needs a name of 1 to 100 storable characters")
@@ -211,7 +225,7 @@ def do_set_objective(*, actor: Actor, name: str, kind: str, seconds: Any, percen
     who = owner_or_actor(owner, actor, ObjectiveError)
     with transaction.atomic():
         objective = Objective.objects.create(  # type: ignore[misc]  # the owner is a User
-            name=name, kind=kind, seconds=seconds, percent=percent, place=place, origin=origin, owner=who,
+            name=name, kind=kind, seconds=seconds, percent=percent, place=place, origin=origin, view=view, owner=who,
             created_by=audit.actor_name(actor))
         audit.record("objective.set", actor=actor, reason=reason, place=place, broker=_broker(objective),
                      target=f"objective {name}", details=_facts(objective))
@@ -245,6 +259,19 @@ def _figures(judged: Judged, now: datetime, *, shares: bool) -> dict[str, Any]:
     return fields
 
 
+def readable_objectives(reader: Actor) -> QuerySet[Objective]:
+    """The objectives ``reader`` may see: on places and origins in their scope, and on views
+    they may open (judged over every place: only for readers without limits, as the scope has
+    it)."""
+    return visible(reader, Objective.objects.all()).filter(
+        Q(view__isnull=True) | Q(view__in=readable_views(reader)))
+
+
+def objectives_of_view(reader: Actor, view: SavedView) -> list[Objective]:
+    """The objectives on a view ``reader`` may see (the view's page)."""
+    return list(readable_objectives(reader).filter(view=view).select_related("owner"))
+
+
 def objectives_of_places(reader: Actor, place_ids: list[int]) -> dict[int, list[Objective]]:
     """The objectives on each of these places ``reader`` may see (the inventory's column)."""
     found: dict[int, list[Objective]] = {}
@@ -256,4 +283,5 @@ def objectives_of_places(reader: Actor, place_ids: list[int]) -> dict[int, list[
 def _facts(objective: Objective) -> dict[str, Any]:
     return {"name": objective.name, "kind": objective.kind, "seconds": objective.seconds,
             "percent": objective.percent, "place": objective.place_id, "origin": objective.origin_id,
+            "view": objective.view_id,
             "owner": objective.owner.get_username() if objective.owner else None}

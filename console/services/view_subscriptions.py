@@ -4,7 +4,8 @@ and a sample.
 
 - **Where they are matched.** Where the rules decide new letters, once: each batch a round of
   the rules takes from the rules' inbox (console.jobs.automation.rules_at_work) is matched
-  against the views that have subscriptions, a query per subscribed view over that batch. A
+  against the views that have subscriptions in one pass over that batch
+  (console.services.view_conditions), then narrowed to each subscriber's scope. A
   letter counts as new when it was captured within :data:`NEW_SECONDS` (a letter put in the
   inbox again later, by a change of the rule set, is not news), and once per subscription
   (ViewMatch rows, kept a day).
@@ -27,11 +28,13 @@ from django.db import connection, transaction
 from django.db.models import Min
 from django.utils import timezone
 
+from console.access.redaction_policy import for_user
 from console.access.scope import visible
 from console.models import DeadLetter, DeadPlace, Subscription, ViewMatch
 from console.notifications.events import creator_of, tell_channel
 from console.services.saved_views import letters_filter, readable_views
-from console.services.selection import visible_matches
+from console.services.selection import CONTENT_KEYS, visible_matches
+from console.services.view_conditions import matching_views
 
 #: A letter captured this long ago (seconds) or less is news to a view's subscribers.
 NEW_SECONDS = 3600
@@ -55,13 +58,16 @@ def match_new_letters(letter_ids: Iterable[int], now: datetime | None = None) ->
     if not news:
         return 0
     arrived = DeadLetter.objects.filter(pk__any=news)
-    subscriptions = list(Subscription.objects.filter(view__isnull=False, channel__enabled=True)
-                         .select_related("view", "user", "channel"))
+    subscriptions = [subscription for subscription in Subscription.objects.filter(
+        view__isnull=False, channel__enabled=True).select_related("view", "user", "channel")
+        if subscription.user is not None and subscription.user.is_active]
+    in_view = matching_views(list({s.view.pk: s.view for s in subscriptions if s.view}.values()), news)
     made = 0
     readable: dict[int, set[int]] = {}  # a subscriber's id -> the views they may open
     makers: dict[str, Any] = {}  # a subscription's maker, by name
+    seen: dict[tuple[int, str], dict[int, int]] = {}  # (subscriber, maker) -> letter -> place they may see
     for subscription in subscriptions:
-        found = _matched(subscription, arrived, readable, makers)
+        found = _matched(subscription, in_view, arrived, readable, makers, seen)
         if not found:
             continue
         with transaction.atomic():
@@ -93,22 +99,31 @@ def tell_digests(now: datetime | None = None) -> int:
     return sent
 
 
-def _matched(subscription: Subscription, arrived: Any, readable: dict[int, set[int]],
-             makers: dict[str, Any]) -> list[tuple[int, int]]:
-    """(letter id, place id) of the arrived letters in the view, as its subscriber finds them
-    (``readable`` and ``makers``: what the other subscriptions of this batch looked up)."""
+def _matched(subscription: Subscription, in_view: dict[int, set[int]], arrived: Any,
+             readable: dict[int, set[int]], makers: dict[str, Any],
+             seen: dict[tuple[int, str], dict[int, int]]) -> list[tuple[int, int]]:
+    """(letter id, place id) of the arrived letters in the view (``in_view``: every view's,
+    decided in one pass), as its subscriber finds them: in the subscriber's and the maker's
+    scope, a content filter confirmed against what the subscriber is shown. ``readable``,
+    ``makers`` and ``seen``: what the other subscriptions of this batch looked up."""
     user, view = subscription.user, subscription.view
-    if user is None or view is None or not user.is_active:
-        return []
+    assert user is not None and view is not None
     if user.pk not in readable:
         readable[user.pk] = set(readable_views(user).values_list("pk", flat=True))
-    if view.pk not in readable[user.pk]:
+    if view.pk not in readable[user.pk] or not in_view[view.pk]:
         return []
     if subscription.created_by not in makers:
         makers[subscription.created_by] = creator_of(subscription)
-    letters = visible(makers[subscription.created_by], visible(user, arrived))
-    found = visible_matches(user, letters_filter(view), letters).letters
-    return list(found.order_by("id").values_list("id", "place_id"))
+    scope = (user.pk, subscription.created_by)
+    if scope not in seen:
+        seen[scope] = dict(visible(makers[subscription.created_by], visible(user, arrived))
+                           .values_list("id", "place_id"))
+    candidates = sorted(letter_id for letter_id in in_view[view.pk] if letter_id in seen[scope])
+    f = letters_filter(view)
+    if candidates and set(f) & set(CONTENT_KEYS) and for_user(user) is not None:
+        confirmed = visible_matches(user, f, DeadLetter.objects.filter(pk__any=candidates)).letters
+        candidates = sorted(confirmed.values_list("id", flat=True))
+    return [(letter_id, seen[scope][letter_id]) for letter_id in candidates]
 
 
 class Kept(NamedTuple):

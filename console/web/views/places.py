@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 
 from console.access.scope import visible
 from console.brokers import adapter_class
@@ -54,6 +55,7 @@ def place_letters(request, place_id: int):
         "preselect_all": request.GET.get("select_all") == "1",
         "charts": trend_charts(request.user, place),
         "objectives": objectives_of_places(request.user, [place.pk]).get(place.pk, []),
+        "objective_action": reverse("objective-new", args=[place.pk]),
         # The whole-queue move is offered only where the broker can do it by itself.
         "shovel_form": ShovelForm() if adapter_class(place.broker.kind).can_move_server_side else None,
         "keep_job": visible(request.user, Job.objects.filter(kind="keep", place=place)).order_by("-id").first(),

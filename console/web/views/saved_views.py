@@ -6,12 +6,18 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from console.access.redaction_policy import for_user
 from console.access.roles import ROLES
+from console.access.scope import scope_of
 from console.models import SavedView
+from console.notifications.kinds.base import NotifyError
+from console.services.channels import MAX_DIGEST_MINUTES, do_subscribe_myself, do_unsubscribe_myself, my_subscription
+from console.services.objectives import objectives_of_view
+from console.services.parsing import ascii_whole_number
 from console.services.saved_views import (
     ViewError,
     do_change_view,
@@ -62,6 +68,10 @@ def saved_view(request, view_id: int):
         "filter_form": filter_form, "filters_active": bool(filters), "more_filters": more.items(),
         "hidden_filter": LetterFilterForm(initial=shown_filters, prefix=FILTER_PREFIX),
         "kept": kept_filter(query),
+        # Its objectives: set here by people without limits (judged over every place).
+        "objectives": objectives_of_view(request.user, view),
+        "objective_action": reverse("view-objective-new", args=[view.pk]) if scope_of(request.user).unlimited else "",
+        "mine": my_subscription(request.user, view),
     })
 
 
@@ -101,3 +111,24 @@ def _change(request, view: SavedView):
     else:
         messages.success(request, f"Changed the view {view.name!r}.")
     return redirect("saved-view", view.pk)
+
+
+@require_POST
+def saved_view_subscription(request, view_id: int):
+    """Hear of the view's new letters by e-mail (at once, or a digest every N minutes), or stop."""
+    view = view_for(request.user, view_id)
+    if request.POST.get("stop"):
+        do_unsubscribe_myself(actor=request.user, view=view)
+        messages.success(request, f"You no longer hear of the new letters of {view.name!r}.")
+        return redirect(f"{reverse('saved-view', args=[view.pk])}#hear")
+    digest = (request.POST.get("digest_minutes") or "").strip()
+    try:
+        minutes = ascii_whole_number(digest, 1, MAX_DIGEST_MINUTES) if digest else None
+        if digest and minutes is None:
+            raise NotifyError(f"a digest is every 1 to {MAX_DIGEST_MINUTES} minutes")
+        do_subscribe_myself(actor=request.user, view=view, digest_minutes=minutes)
+    except NotifyError as exc:  # what the person typed, or an account without an address
+        messages.error(request, f"Not subscribed: {exc}")
+    else:
+        messages.success(request, f"You will hear of the new letters of {view.name!r} by e-mail.")
+    return redirect(f"{reverse('saved-view', args=[view.pk])}#hear")
