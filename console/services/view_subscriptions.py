@@ -136,13 +136,16 @@ class Kept(NamedTuple):
 
 def _kept(subscription: Subscription, found: list[tuple[int, int]], now: datetime) -> list[Kept]:
     """The matches not kept before (each letter once per subscription, whichever round is first):
-    one statement."""
+    one statement. A subscription told at once has them told now, in the same statement (its
+    message is made in the same transaction)."""
+    told = now if subscription.digest_minutes is None else None
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {ViewMatch._meta.db_table} (subscription_id, letter_id, place_id, matched_at) "
-            "SELECT %s, t.letter_id, t.place_id, %s FROM unnest(%s::bigint[], %s::bigint[]) AS t (letter_id, place_id) "
+            f"INSERT INTO {ViewMatch._meta.db_table} (subscription_id, letter_id, place_id, matched_at, told_at) "
+            "SELECT %s, t.letter_id, t.place_id, %s, %s "
+            "FROM unnest(%s::bigint[], %s::bigint[]) AS t (letter_id, place_id) "
             "ON CONFLICT (subscription_id, letter_id) DO NOTHING RETURNING id, letter_id, place_id",
-            [subscription.pk, now, [letter_id for letter_id, _ in found], [place_id for _, place_id in found]])
+            [subscription.pk, now, told, [letter_id for letter_id, _ in found], [place_id for _, place_id in found]])
         rows = cursor.fetchall()
     return [Kept(*row) for row in rows]
 
@@ -163,4 +166,5 @@ def _tell(subscription: Subscription, matches: list[Kept], now: datetime) -> Non
     only = places[next(iter(by_place))] if len(by_place) == 1 and next(iter(by_place)) in places else None
     tell_channel(subscription.channel, EVENT, key=f"view:{subscription.pk}:{now.isoformat()}", subject=subject,
                  details=details, place=only)
-    ViewMatch.objects.filter(pk__any=[match.pk for match in matches]).update(told_at=now)
+    if digest:  # a subscription told at once has its matches kept as told (``_kept``)
+        ViewMatch.objects.filter(pk__any=[match.pk for match in matches]).update(told_at=now)

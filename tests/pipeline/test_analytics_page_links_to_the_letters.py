@@ -70,4 +70,4 @@ def test_every_figure_links_to_its_letters(spark, lake, custody, client, operato
     assert "your access is limited" in client.get(reverse("analytics")).content.decode()
     assert client.get("/api/analytics/").json() == {"limited": True, "computing": False, "computed_at": None,
                                                     "overall": None, "groups": [], "origins": [], "busiest": {},
-                                                    "arrivals": []}
+                                                    "arrivals": [], "objective_weeks": []}
