@@ -58,6 +58,7 @@ URL_PERMISSIONS: dict[str, str | dict[str, str]] = {
     "saved-view-new": VIEW,
     "saved-view": VIEW,
     "saved-view-subscription": VIEW,
+    "saved-view-count": VIEW,
     "letter": VIEW,
     "jobs": VIEW,
     "job": VIEW,

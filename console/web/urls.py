@@ -72,6 +72,7 @@ urlpatterns = [
     path("views/new/", saved_views.saved_view_new, name="saved-view-new"),
     path("views/<int:view_id>/", saved_views.saved_view, name="saved-view"),
     path("views/<int:view_id>/subscription/", saved_views.saved_view_subscription, name="saved-view-subscription"),
+    path("views/<int:view_id>/count/", saved_views.saved_view_count, name="saved-view-count"),
     path("letters/preview/", actions.letters_preview, name="letters-preview"),
     path("letters/<int:letter_id>/", letters.letter_detail, name="letter"),
     path("letters/<int:letter_id>/edit/", letters.letter_edit, name="letter-edit"),

@@ -25,6 +25,7 @@ from console.services.saved_views import (
     do_save_view,
     kept_filter,
     may_change,
+    quick_count,
     readable_views,
     view_count,
     view_for,
@@ -41,9 +42,18 @@ VIEW_PREFIX = "view-"
 @require_GET
 def saved_views_nav(request):
     """The navigation's menu of views (an htmx partial loaded when it opens), each with its count
-    of the letters the reader may see."""
-    views = [(view, *view_count(view, request.user)) for view in readable_views(request.user)]
+    of the letters the reader may see: at once where the groups' counts answer it, else loaded
+    after the menu (``saved_view_count``), so a menu of many views opens at once."""
+    views = [(view, quick_count(view, request.user)) for view in readable_views(request.user)]
     return render(request, "web/partials/saved_views_nav.html", {"views": views})
+
+
+@require_GET
+def saved_view_count(request, view_id: int):
+    """One view's count for the menu (an htmx partial), within its budget."""
+    view = view_for(request.user, view_id)
+    count, exact = view_count(view, request.user)
+    return render(request, "web/partials/saved_view_count.html", {"count": count, "exact": exact})
 
 
 def saved_view(request, view_id: int):
