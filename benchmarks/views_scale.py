@@ -133,10 +133,12 @@ def menu_figures(client, views: list, repeat: int) -> None:
         filter_letters(letters_filter(view)).count()
     exact = time.perf_counter() - started
     p95 = percentile(menu, 95) * 1000
+    whole_ok = not later and p95 < NAV_MS
     print(f"navigation counts (/views/menu/, {repeat} after a warm-up): p50 {percentile(menu, 50) * 1000:.0f} "
-          f"ms, p95 {p95:.0f} ms; baseline, each view counted exactly: {exact * 1000:.0f} ms; ratio "
-          f"{p95 / 1000 / exact:.3f}; target p95 < {NAV_MS} ms: {'met' if p95 < NAV_MS else 'NOT met'}; {load()}",
-          flush=True)
+          f"ms, p95 {p95:.0f} ms with {len(views) - len(later)} of {len(views)} counts in it; baseline, each view "
+          f"counted exactly: {exact * 1000:.0f} ms; ratio {p95 / 1000 / exact:.3f}; target p95 < {NAV_MS} ms for "
+          f"every count: {'met' if whole_ok else 'NOT met'} (the menu itself: {'met' if p95 < NAV_MS else 'NOT met'}); "
+          f"{load()}", flush=True)
 
 
 def match_figures(arrivals, views: list, subscriptions: int, rng: random.Random) -> None:

@@ -12,15 +12,14 @@ join, or a body search, whose decoded bodies are read in Python over what the qu
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models import ExpressionWrapper
 
 from console.models import DeadLetter, SavedView
 from console.services.rules.matching import without_jit
-from console.services.saved_views import letters_filter
+from console.services.saved_views import filter_condition, letters_filter
 from console.services.selection import filter_letters
 
 #: Filter keys decided by a query of their own over the batch (see the module).
@@ -57,16 +56,4 @@ def _condition(view: SavedView) -> ExpressionWrapper[Any] | None:
     f = letters_filter(view)
     if OWN_QUERY_KEYS & set(f):
         return None
-    return _made(tuple(sorted(f.items())))
-
-
-@functools.lru_cache(maxsize=1024)
-def _made(f: tuple[tuple[str, str], ...]) -> ExpressionWrapper[Any] | None:
-    """A filter's condition, made once per process for each filter (the parser took 5 ms a view:
-    a quarter of a second for 50 views at every round). A view whose age moves with the clock
-    (``older_than``) has a new filter, so a new condition, at every look."""
-    query = filter_letters(dict(f), DeadLetter.objects.all()).query
-    if any(count for alias, count in query.alias_refcount.items() if alias != query.base_table):
-        return None  # a join to another table: not a condition on the letter alone
-    where = query.where if query.where.children else Q(pk__isnull=False)  # no filter: every letter
-    return ExpressionWrapper(where, output_field=BooleanField())
+    return filter_condition(tuple(sorted(f.items())), DeadLetter)

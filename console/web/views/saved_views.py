@@ -25,7 +25,7 @@ from console.services.saved_views import (
     do_save_view,
     kept_filter,
     may_change,
-    quick_count,
+    quick_counts,
     readable_views,
     view_count,
     view_for,
@@ -44,7 +44,9 @@ def saved_views_nav(request):
     """The navigation's menu of views (an htmx partial loaded when it opens), each with its count
     of the letters the reader may see: at once where the groups' counts answer it, else loaded
     after the menu (``saved_view_count``), so a menu of many views opens at once."""
-    views = [(view, quick_count(view, request.user)) for view in readable_views(request.user)]
+    readable = list(readable_views(request.user))
+    quick = quick_counts(readable, request.user)
+    views = [(view, quick.get(view.pk)) for view in readable]
     return render(request, "web/partials/saved_views_nav.html", {"views": views})
 
 
