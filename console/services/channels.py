@@ -227,8 +227,13 @@ def user_named(username: str | None) -> User | None:
 
 # -- a person's own subscriptions ------------------------------------------------------------------
 
-#: What ``created_by`` says of a person's own e-mail channel, after its ``self:`` prefix.
+#: What ``created_by`` says of a person's own e-mail channel, before their user id (a username
+#: may be as long as the column).
 OWN = "self:"
+
+
+def _own_by(user: User) -> str:
+    return f"{OWN}{user.pk}"
 
 
 @transaction.atomic
@@ -250,7 +255,7 @@ def do_unsubscribe_myself(*, actor: Actor, view: SavedView) -> int:
     """A person stops hearing of a view's new letters through their own channel (audited
     ``subscription.removed``); returns how many subscriptions went (0 or 1)."""
     user = _person(actor)
-    mine = Subscription.objects.filter(user=user, view=view, channel__created_by=OWN + user.get_username())
+    mine = Subscription.objects.filter(user=user, view=view, channel__created_by=_own_by(user))
     gone = list(mine.values_list("pk", flat=True))
     if gone:
         mine.delete()
@@ -262,7 +267,7 @@ def my_subscription(user: Actor, view: SavedView) -> Subscription | None:
     """The reader's own subscription to the view, if any (the view's page says how they hear)."""
     if not isinstance(user, User) or not user.is_authenticated:
         return None
-    return Subscription.objects.filter(user=user, view=view, channel__created_by=OWN + user.get_username()).first()
+    return Subscription.objects.filter(user=user, view=view, channel__created_by=_own_by(user)).first()
 
 
 def own_channel(user: User) -> Channel:
@@ -272,7 +277,7 @@ def own_channel(user: User) -> Channel:
     if not address:
         raise NotifyError("your account has no e-mail address to tell you by: ask an admin to add one")
     target, _ = _checked_target("email", address)
-    by = OWN + user.get_username()
+    by = _own_by(user)
     channel = Channel.objects.filter(created_by=by, kind="email").first()
     if channel is not None:
         if channel.target != target:
