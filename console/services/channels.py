@@ -16,6 +16,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, User
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from console.access.actors import Actor
@@ -80,7 +81,12 @@ def do_add_channel(*, actor: Actor, name: str, kind: str, target: str, secret: s
     secret = secret if own_secret is None else own_secret
     if Channel.objects.filter(name=name).exists():
         raise NotifyError(f"a channel named {name!r} exists already")
-    channel = Channel(name=name, kind=kind, created_by=actor_name(actor))
+    return _added(actor, name=name, kind=kind, target=target, secret=secret, created_by=actor_name(actor))
+
+
+def _added(actor: Actor, *, name: str, kind: str, target: str, secret: str, created_by: str) -> Channel:
+    """Make a checked channel and audit it (``channel.added``, its target as shown)."""
+    channel = Channel(name=name, kind=kind, created_by=created_by)
     channel.set_target(target)
     channel.secret = secret
     channel.save()
@@ -244,7 +250,7 @@ def do_subscribe_myself(*, actor: Actor, view: SavedView, digest_minutes: int | 
     first use and follows their address (``own_channel``); both are audited."""
     user = _person(actor)
     channel = own_channel(user)
-    if Subscription.objects.filter(user=user, view=view, channel=channel).exists():
+    if _mine(user, view).exists():
         raise NotifyError("you hear of this view's new letters already: stop first to change how")
     return _subscribe(actor=user, channel=channel, events=[VIEW_EVENT], user=user, group=None, place=None,
                       threshold=None, view=view, digest_minutes=digest_minutes)
@@ -255,7 +261,7 @@ def do_unsubscribe_myself(*, actor: Actor, view: SavedView) -> int:
     """A person stops hearing of a view's new letters through their own channel (audited
     ``subscription.removed``); returns how many subscriptions went (0 or 1)."""
     user = _person(actor)
-    mine = Subscription.objects.filter(user=user, view=view, channel__created_by=_own_by(user))
+    mine = _mine(user, view)
     gone = list(mine.values_list("pk", flat=True))
     if gone:
         mine.delete()
@@ -267,7 +273,12 @@ def my_subscription(user: Actor, view: SavedView) -> Subscription | None:
     """The reader's own subscription to the view, if any (the view's page says how they hear)."""
     if not isinstance(user, User) or not user.is_authenticated:
         return None
-    return Subscription.objects.filter(user=user, view=view, channel__created_by=_own_by(user)).first()
+    return _mine(user, view).first()
+
+
+def _mine(user: User, view: SavedView) -> QuerySet[Subscription]:
+    """The person's subscriptions to the view through their own channel (one at most)."""
+    return Subscription.objects.filter(user=user, view=view, channel__created_by=_own_by(user))
 
 
 def own_channel(user: User) -> Channel:
@@ -284,18 +295,14 @@ def own_channel(user: User) -> Channel:
             before = channel.target
             channel.set_target(target)
             channel.save()
-            audit.record("channel.changed", actor=user, details={"channel": channel.pk, "target": channel.target,
-                                                                 "before": {"target": before}})
+            audit.record("channel.changed", actor=user, details={"channel": channel.pk, "name": channel.name,
+                                                                 "changed": {"target": {"from": before,
+                                                                                        "to": channel.target}}})
         return channel
     name = f"e-mail to {user.get_username()}"[:90]
     if Channel.objects.filter(name=name).exists():
         name = f"{name} ({user.pk})"
-    channel = Channel(name=name, kind="email", created_by=by)
-    channel.set_target(target)
-    channel.save()
-    audit.record("channel.added", actor=user, details={
-        "channel": channel.pk, "name": name, "kind": "email", "target": channel.target, "own": True})
-    return channel
+    return _added(user, name=name, kind="email", target=target, secret="", created_by=by)
 
 
 def _person(actor: Actor) -> User:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,38 +186,42 @@ def store_many(batches: Sequence[PlaceBatch]) -> list[Stored]:
 def _pending_copies(batches: Sequence[PlaceBatch]) -> tuple[dict[tuple[int, str], list[int]], dict[int, int | None]]:
     """Copies committed but not acked that the batches' redelivered messages may match: by
     place and custody key, the letters (oldest first); and the job that stored each."""
-    wanted = {(entry.place.pk, row["custody_key"]) for entry in batches
-              for item, row in zip(entry.batch.items, entry.batch.rows, strict=True) if item.redelivered}
+    places, keys = _asked(batches, lambda item: item.redelivered)
     pending: dict[tuple[int, str], list[int]] = {}
     stored_by: dict[int, int | None] = {}
-    if wanted:
-        places, keys = zip(*wanted, strict=True)
+    if places:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT p.letter_id, p.place_id, p.custody_key, l.capture_job_id FROM {PendingAck._meta.db_table} p "
                 f"JOIN {DeadLetter._meta.db_table} l ON l.id = p.letter_id "
                 "WHERE (p.place_id, p.custody_key) IN (SELECT * FROM unnest(%s::bigint[], %s::varchar[])) "
-                "ORDER BY p.letter_id", [list(places), list(keys)])
+                "ORDER BY p.letter_id", [places, keys])
             for letter_id, place_id, key, capture_job in cursor.fetchall():
                 pending.setdefault((place_id, key), []).append(letter_id)
                 stored_by[letter_id] = capture_job
     return pending, stored_by
 
 
+def _asked(batches: Sequence[PlaceBatch], picked: Callable[[Arrival], bool]) -> tuple[list[int], list[str]]:
+    """(places, custody keys) of the batches' messages that ``picked`` takes, each once: the
+    arrays a look-up by place and custody key is sent as."""
+    wanted = {(entry.place.pk, row["custody_key"]) for entry in batches
+              for item, row in zip(entry.batch.items, entry.batch.rows, strict=True) if picked(item)}
+    return [place for place, _ in wanted], [key for _, key in wanted]
+
+
 def _unique_deaths(batches: Sequence[PlaceBatch]) -> dict[tuple[int, str], int]:
     """The letters in custody of the deaths the batches' ``once`` messages tell, by place and
     custody key."""
-    wanted = {(entry.place.pk, row["custody_key"]) for entry in batches
-              for item, row in zip(entry.batch.items, entry.batch.rows, strict=True) if item.once}
+    places, keys = _asked(batches, lambda item: item.once)
     found: dict[tuple[int, str], int] = {}
-    if wanted:
-        places, keys = zip(*wanted, strict=True)
+    if places:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT d.letter_id, d.place_id, d.custody_key FROM {UniqueDeath._meta.db_table} d "
                 f"JOIN {DeadLetter._meta.db_table} l ON l.id = d.letter_id "
                 "WHERE (d.place_id, d.custody_key) IN (SELECT * FROM unnest(%s::bigint[], %s::varchar[]))",
-                [list(places), list(keys)])
+                [places, keys])
             for letter_id, place_id, key in cursor.fetchall():
                 found[(place_id, key)] = letter_id
     return found

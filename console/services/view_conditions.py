@@ -36,9 +36,10 @@ def matching_views(views: Sequence[SavedView], letter_ids: Iterable[int]) -> dic
         return found
     conditions: dict[str, ExpressionWrapper[Any]] = {}
     for view in views:
-        condition = _condition(view)
-        if condition is None:
-            found[view.pk] = set(filter_letters(letters_filter(view), batch).values_list("id", flat=True))
+        f = letters_filter(view)
+        condition = None if OWN_QUERY_KEYS & set(f) else filter_condition(f, DeadLetter)
+        if condition is None:  # a body search, or a join: a query of its own over the batch
+            found[view.pk] = set(filter_letters(f, batch).values_list("id", flat=True))
         else:
             conditions[f"view_{view.pk}"] = condition
     if conditions:
@@ -50,10 +51,3 @@ def matching_views(views: Sequence[SavedView], letter_ids: Iterable[int]) -> dic
                         found[int(name.removeprefix("view_"))].add(letter_id)
     return found
 
-
-def _condition(view: SavedView) -> ExpressionWrapper[Any] | None:
-    """The view's filter as one condition on a letter, or None when it needs a query of its own."""
-    f = letters_filter(view)
-    if OWN_QUERY_KEYS & set(f):
-        return None
-    return filter_condition(tuple(sorted(f.items())), DeadLetter)
